@@ -58,7 +58,9 @@ func NewFenceTimingWithMargin(renew, lease, margin time.Duration) (FenceTiming, 
 	if lease > MaxLease {
 		return FenceTiming{}, fmt.Errorf("fence timing: lease %s is above the maximum %s", lease, MaxLease)
 	}
-	if lease < FenceMinLeaseRenewals*renew {
+	// lease < FenceMinLeaseRenewals*renew, written as a division so that a
+	// huge renew interval cannot overflow the product and slip through.
+	if lease/FenceMinLeaseRenewals < renew {
 		return FenceTiming{}, fmt.Errorf("fence timing: lease %s is below %d renew intervals of %s", lease, FenceMinLeaseRenewals, renew)
 	}
 	if margin < renew {
