@@ -99,7 +99,14 @@ func TestCommitBatchKeepsEmptyHeadAHead(t *testing.T) {
 			t.Fatalf("Updates()[0].Head = %v, want a non-nil empty head (an empty head is a head)", got)
 		}
 	}
-	b, err := hoststore.NewCommitBatch("c", 1, ups(advance(sess("s"), 1)))
+	b, err := hoststore.NewCommitBatch("c", 1, ups(advance(sess("s"), 1, nil, []byte("r"))))
+	if err != nil {
+		t.Fatalf("NewCommitBatch with a nil row = %q, want it accepted", err)
+	}
+	if rows := b.Updates()[0].Append; len(rows) != 2 || len(rows[0]) != 0 || string(rows[1]) != "r" {
+		t.Fatalf("Updates()[0].Append = %q, want a zero-length row then \"r\"", rows)
+	}
+	b, err = hoststore.NewCommitBatch("c", 1, ups(advance(sess("s"), 1)))
 	if err != nil {
 		t.Fatalf("NewCommitBatch = %q, want it accepted", err)
 	}

@@ -203,3 +203,18 @@ func checkErr(t *testing.T, call string, err error, wantErr string) {
 		t.Errorf("%s = %q, want it to contain %q", call, err, wantErr)
 	}
 }
+
+func TestVersionedHeadCloneSharesNothing(t *testing.T) {
+	h := hoststore.VersionedHead{Version: 2, CommitID: "c", Head: []byte("head")}
+	c := h.Clone()
+	if c.Version != 2 || c.CommitID != "c" || string(c.Head) != "head" {
+		t.Fatalf("Clone() = %+v, want %+v", c, h)
+	}
+	c.Head[0] = 'X'
+	if string(h.Head) != "head" {
+		t.Fatalf("mutating the clone changed the original head to %q", h.Head)
+	}
+	if n := (hoststore.VersionedHead{}).Clone(); n.Head != nil {
+		t.Fatalf("Clone() of a nil head = %v, want nil", n.Head)
+	}
+}
