@@ -1,0 +1,279 @@
+package reports
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+)
+
+//go:embed html.tmpl
+var htmlSource string
+
+// htmlPage is the page template. html/template escapes every value for the
+// context it lands in; no store text is ever concatenated into markup.
+var htmlPage = template.Must(template.New("report.html").Parse(htmlSource))
+
+// The view the template renders. Every string in it from the run has been
+// through field or output: cut, control characters made visible.
+type (
+	htmlView struct {
+		Tool, Version, Store, Start, Duration, LabelFilter string
+		Verdict, VerdictNote                               string
+		Seed                                               int64
+		Schema                                             int
+		Conformant, Interrupted, Detailed                  bool
+		Failpoints                                         []string
+		Counts, Legend                                     []htmlCount
+		Obligations                                        []Obligation
+		Rows                                               []htmlRow
+		Span                                               int // columns of the matrix
+	}
+	htmlCount struct {
+		Class, Symbol, Label string
+		N                    int
+	}
+	htmlRow struct {
+		Index                             int
+		Anchor, Chapter, ID, Name, Spec   string
+		Class, Symbol, Label, Duration    string
+		Repro, Output                     string
+		Labels, NotExercised              []string
+		Cells                             []htmlCell
+		Failures                          []htmlFailure
+		ChapterStart, Details, NoFailures bool
+	}
+	htmlCell struct {
+		Ob, Class, Symbol, Label, Title string
+	}
+	htmlFailure struct {
+		N, Of                                     int
+		Obligation, Quote, Message, Expected, Got string
+		Location                                  string
+		Diff                                      []htmlLine
+		Trail                                     []string
+		TrailTotal, TrailCut                      string
+		TrailStart                                int
+	}
+	htmlLine struct {
+		Class, Text string
+	}
+)
+
+// WriteHTML writes run as one self-contained HTML page (inline CSS, no
+// script, no external asset) that shows the whole certification at a
+// glance: a header with the store, seed, version, verdict, duration and
+// counts; a matrix with one row per row of the run and one column per
+// obligation, each cell passed, failed, not exercised, not run, or blank
+// when the row does not check that obligation, marked by colour and by a
+// text symbol; then each finding: failures with the obligation's quote,
+// expected, got, the diff, the trail and the repro line in a code element
+// that selects whole on a click, and the parts not exercised. The columns
+// are the catalogue in order, then any obligation a row names that the
+// catalogue lacks. In a failed row, the cells of the obligations its
+// failures name are failed, and its other cells passed; a failure that names
+// no obligation, or a failed row with no failure recorded, fails every cell
+// of the row. All text from the run is rendered through html/template after
+// being cut to FieldMax (logs to OutputMax) with control characters made
+// visible.
+func WriteHTML(w io.Writer, run *Run) error {
+	if run == nil {
+		return errors.New("reports: write html: nil run")
+	}
+	if err := htmlPage.Execute(w, newHTMLView(run)); err != nil {
+		return fmt.Errorf("reports: write html: %w", err)
+	}
+	return nil
+}
+
+// newHTMLView builds the view of run.
+func newHTMLView(run *Run) *htmlView {
+	v := &htmlView{
+		Tool:        field(nonEmpty(run.Tool, "conform")),
+		Version:     field(nonEmpty(run.Version, "unknown version")),
+		Store:       field(run.Store),
+		Duration:    duration(run.Duration),
+		LabelFilter: field(run.LabelFilter),
+		Seed:        run.Seed,
+		Schema:      SchemaVersion,
+		Conformant:  run.Conformant(),
+		Interrupted: run.Interrupted,
+		Start:       "unknown",
+	}
+	if !run.Start.IsZero() {
+		v.Start = run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	v.Verdict = "not conformant"
+	if v.Conformant {
+		v.Verdict = "conformant"
+	}
+	counts := run.Counts()
+	if n := counts[StatusNotExercised] + counts[StatusNotRun]; n > 0 && v.Conformant {
+		v.VerdictNote = "No row failed; " + plural(n, "row") + " not exercised or not run."
+	}
+	for _, s := range Statuses {
+		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(), N: counts[s]})
+		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label()})
+	}
+	for _, fp := range run.Failpoints {
+		v.Failpoints = append(v.Failpoints, field(fp))
+	}
+	v.Obligations = columns(run)
+	v.Span = 3 + len(v.Obligations)
+	prev := ""
+	for i, row := range run.Rows {
+		hr := htmlRowOf(run, i, row, v.Obligations)
+		hr.ChapterStart = i == 0 || row.Chapter != prev
+		prev = row.Chapter
+		v.Detailed = v.Detailed || hr.Details
+		v.Rows = append(v.Rows, hr)
+	}
+	return v
+}
+
+// columns returns the matrix columns: the catalogue, then obligations the
+// rows name that it lacks, in the order they first appear. All fields cut.
+func columns(run *Run) []Obligation {
+	var cols []Obligation
+	seen := map[string]bool{}
+	add := func(o Obligation) {
+		if !seen[o.ID] {
+			seen[o.ID] = true
+			cols = append(cols, Obligation{ID: field(o.ID), Title: field(o.Title), Quote: field(o.Quote)})
+		}
+	}
+	for _, o := range run.Obligations {
+		add(o)
+	}
+	for _, row := range run.Rows {
+		for _, id := range row.Obligations {
+			add(Obligation{ID: id})
+		}
+		for _, f := range row.Failures {
+			if f.Obligation != "" {
+				add(Obligation{ID: f.Obligation})
+			}
+		}
+	}
+	return cols
+}
+
+// htmlRowOf builds the view of one row; cols are the matrix columns.
+func htmlRowOf(run *Run, i int, row Row, cols []Obligation) htmlRow {
+	hr := htmlRow{
+		Index:    i,
+		Anchor:   "row-" + strconv.Itoa(i),
+		Chapter:  field(nonEmpty(row.Chapter, "unnamed chapter")),
+		ID:       field(row.ID),
+		Name:     field(nonEmpty(row.Name, row.Spec, row.ID, "unnamed row")),
+		Spec:     field(row.Spec),
+		Class:    statusClass(row.Status),
+		Symbol:   row.Status.Symbol(),
+		Label:    field(row.Status.Label()),
+		Duration: duration(row.Duration),
+		Repro:    field(row.Repro),
+	}
+	for _, l := range row.Labels {
+		hr.Labels = append(hr.Labels, field(l))
+	}
+	for _, p := range row.NotExercised {
+		hr.NotExercised = append(hr.NotExercised, field(p))
+	}
+	if row.Status == StatusNotExercised && len(row.NotExercised) == 0 {
+		hr.NotExercised = []string{"The row could reach none of what it checks."}
+	}
+	if row.Status == StatusFailed || !row.Status.Known() {
+		hr.Output = output(row.Output)
+		hr.NoFailures = row.Status == StatusFailed && len(row.Failures) == 0
+	}
+	for j, f := range row.Failures {
+		hr.Failures = append(hr.Failures, htmlFailureOf(run, j, len(row.Failures), f))
+	}
+	hr.Details = len(hr.Failures) > 0 || len(hr.NotExercised) > 0 || hr.NoFailures || hr.Output != ""
+	hr.Cells = cells(row, hr.Name, cols)
+	return hr
+}
+
+// cells returns one matrix cell per column for row.
+func cells(row Row, name string, cols []Obligation) []htmlCell {
+	checked := map[string]bool{}
+	for _, id := range row.Obligations {
+		checked[field(id)] = true
+	}
+	failedOb := map[string]bool{}
+	failAll := row.Status == StatusFailed && len(row.Failures) == 0
+	for _, f := range row.Failures {
+		if f.Obligation == "" {
+			failAll = true
+			continue
+		}
+		checked[field(f.Obligation)] = true
+		failedOb[field(f.Obligation)] = true
+	}
+	out := make([]htmlCell, len(cols))
+	for i, col := range cols {
+		s := row.Status
+		switch {
+		case !checked[col.ID]:
+			out[i] = htmlCell{Ob: col.ID, Class: "none", Label: "not checked", Title: name + " does not check " + col.ID}
+			continue
+		case s == StatusFailed && !failAll && !failedOb[col.ID]:
+			s = StatusPassed
+		}
+		out[i] = htmlCell{Ob: col.ID, Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(),
+			Title: name + " × " + col.ID + " " + col.Title + ": " + s.Label()}
+	}
+	return out
+}
+
+// htmlFailureOf builds the view of the j-th of n failures of a row.
+func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
+	hf := htmlFailure{
+		N: j + 1, Of: n,
+		Obligation: obligationName(run, f.Obligation),
+		Message:    field(f.Message),
+		Expected:   field(f.Expected),
+		Got:        field(f.Got),
+		Location:   field(f.Location),
+	}
+	if o, ok := run.Obligation(f.Obligation); ok {
+		hf.Quote = field(o.Quote)
+	}
+	if f.Diff != "" {
+		for _, line := range strings.Split(field(f.Diff), "\n") {
+			hf.Diff = append(hf.Diff, htmlLine{Class: diffClass(line), Text: line})
+		}
+	}
+	lines, dropped := trail(f.Trail)
+	hf.Trail = lines
+	hf.TrailTotal = plural(len(f.Trail), "operation")
+	hf.TrailStart = dropped + 1
+	if dropped > 0 {
+		hf.TrailCut = plural(dropped, "earlier operation")
+	}
+	return hf
+}
+
+// diffClass classifies one line of a diff for colouring.
+func diffClass(line string) string {
+	switch {
+	case strings.HasPrefix(line, "+"):
+		return "add"
+	case strings.HasPrefix(line, "-"):
+		return "del"
+	case strings.HasPrefix(line, "@@"):
+		return "hunk"
+	}
+	return "ctx"
+}
+
+// statusClass is the CSS class of a status: the status itself when known.
+func statusClass(s Status) string {
+	if s.Known() {
+		return string(s)
+	}
+	return "unknown"
+}

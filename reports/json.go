@@ -1,0 +1,77 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// WriteJSON writes run as indented JSON in the report.json schema
+// (SchemaVersion). It keeps every field whole: the JSON report is the data a
+// failed run keeps, not a page to read. A run whose Schema is zero is written
+// as SchemaVersion; a run carrying another schema is refused. Nil lists that
+// the schema requires (obligations, rows, a row's labels and obligations) are
+// written as [] so readers need not tell null from empty. Text is written as
+// JSON strings, so invalid UTF-8 becomes U+FFFD; the harness formats payload
+// bytes with Payload first. run is not modified.
+func WriteJSON(w io.Writer, run *Run) error {
+	if run == nil {
+		return errors.New("reports: write json: nil run")
+	}
+	out := *run
+	if out.Schema == 0 {
+		out.Schema = SchemaVersion
+	}
+	if out.Schema != SchemaVersion {
+		return fmt.Errorf("reports: write json: run has schema %d; this writer knows only schema %d", out.Schema, SchemaVersion)
+	}
+	if out.Obligations == nil {
+		out.Obligations = []Obligation{}
+	}
+	out.Rows = make([]Row, len(run.Rows))
+	for i, row := range run.Rows {
+		if row.Labels == nil {
+			row.Labels = []string{}
+		}
+		if row.Obligations == nil {
+			row.Obligations = []string{}
+		}
+		out.Rows[i] = row
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
+		return fmt.Errorf("reports: write json: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads a report.json written by WriteJSON. It refuses, with an
+// error that says so, input that is not JSON, has no schema field, or carries
+// a schema other than SchemaVersion (a report from a newer or older conform),
+// and input with anything after the report. Fields it does not know are
+// ignored, so a report that only gained fields stays readable.
+func ReadJSON(r io.Reader) (*Run, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reports: read json: %w", err)
+	}
+	var probe struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("reports: read json: not a conform report: %w", err)
+	}
+	if probe.Schema == nil {
+		return nil, errors.New("reports: read json: not a conform report: no schema field")
+	}
+	if *probe.Schema != SchemaVersion {
+		return nil, fmt.Errorf("reports: read json: report schema %d is not supported; this reader knows only schema %d", *probe.Schema, SchemaVersion)
+	}
+	var run Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		return nil, fmt.Errorf("reports: read json: schema %d report: %w", SchemaVersion, err)
+	}
+	return &run, nil
+}

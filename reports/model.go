@@ -1,0 +1,185 @@
+// Package reports turns the results of a conformance run into the four files
+// a run leaves behind, passing or failing: junit.xml for CI systems,
+// report.json (a versioned schema that ReadJSON reads back), report.md for a
+// CI step summary or a pull-request comment, and report.html, one
+// self-contained page that shows the whole certification at a glance.
+//
+// The harness fills a Run; WriteAll writes the four files atomically. Every
+// writer treats the text in a Run as untrusted: it comes from the store under
+// test (payloads, error details, logs). The Markdown and HTML writers escape
+// it for their format, make control characters visible and cut each field to
+// a bounded length, so a hostile or broken store cannot inject markup, corrupt
+// a terminal or blow up a report.
+package reports
+
+import "time"
+
+// SchemaVersion is the version of the report.json schema that WriteJSON
+// writes and the only one ReadJSON accepts. It changes when a field changes
+// meaning or is removed; adding a field does not change it.
+const SchemaVersion = 1
+
+// Status is the verdict of one row.
+type Status string
+
+// The statuses a row can have. Following the design's rule that "what a store
+// does not support is reported as not exercised, never as passed", a row that
+// could reach none of what it checks is StatusNotExercised, not StatusPassed.
+const (
+	// StatusPassed: everything the row checks was exercised and held.
+	StatusPassed Status = "passed"
+	// StatusFailed: at least one check of the row did not hold.
+	StatusFailed Status = "failed"
+	// StatusNotExercised: the row ran but could reach none of what it checks.
+	StatusNotExercised Status = "not-exercised"
+	// StatusNotRun: the row was interrupted, filtered out, or skipped because
+	// the realm could not serve it.
+	StatusNotRun Status = "not-run"
+)
+
+// Statuses lists the known statuses in the order the reports show them.
+var Statuses = []Status{StatusPassed, StatusFailed, StatusNotExercised, StatusNotRun}
+
+// Known reports whether s is one of the four statuses above.
+func (s Status) Known() bool {
+	switch s {
+	case StatusPassed, StatusFailed, StatusNotExercised, StatusNotRun:
+		return true
+	}
+	return false
+}
+
+// Label is the status in words for people ("not exercised"); an unknown
+// status is shown as its raw value.
+func (s Status) Label() string {
+	switch s {
+	case StatusNotExercised:
+		return "not exercised"
+	case StatusNotRun:
+		return "not run"
+	case "":
+		return "unknown"
+	}
+	return string(s)
+}
+
+// Symbol is a one-character text mark for the status, so that no report
+// tells statuses apart by colour alone: ✓ passed, ✗ failed, ◌ not exercised,
+// – not run, ? anything else.
+func (s Status) Symbol() string {
+	switch s {
+	case StatusPassed:
+		return "✓"
+	case StatusFailed:
+		return "✗"
+	case StatusNotExercised:
+		return "◌"
+	case StatusNotRun:
+		return "–"
+	}
+	return "?"
+}
+
+// Obligation is one entry of the catalogue: a column of the report's matrix.
+type Obligation struct {
+	ID    string `json:"id"`    // "ob:1".."ob:9", "ob:fence" (fence leases), "ob:errors" (error contract)
+	Title string `json:"title"` // "All or nothing"
+	Quote string `json:"quote"` // the spec's words
+}
+
+// Failure is one check of a row that did not hold. A row run with
+// ContinueOnFailure may record several.
+type Failure struct {
+	Message    string   `json:"message"`    // one paragraph: what broke
+	Obligation string   `json:"obligation"` // ID of the obligation broken
+	Expected   string   `json:"expected,omitempty"`
+	Got        string   `json:"got,omitempty"`
+	Diff       string   `json:"diff,omitempty"`
+	Trail      []string `json:"trail,omitempty"` // the operations that led there, one line each
+	Location   string   `json:"location,omitempty"`
+}
+
+// Row is the result of one row (one Ginkgo It) of a chapter.
+type Row struct {
+	Chapter      string        `json:"chapter"`     // "host-store"
+	ID           string        `json:"id"`          // "stale-fence"
+	Name         string        `json:"name"`        // "Stale fence"
+	Spec         string        `json:"spec"`        // full spec text of the row/It
+	Labels       []string      `json:"labels"`      // Ginkgo labels that select the row
+	Obligations  []string      `json:"obligations"` // IDs this row checks
+	Status       Status        `json:"status"`
+	Duration     time.Duration `json:"duration_ns"`
+	NotExercised []string      `json:"not_exercised,omitempty"` // parts of the row that could not be reached, each with why
+	Failures     []Failure     `json:"failures,omitempty"`      // ContinueOnFailure: a row may record several
+	Repro        string        `json:"repro,omitempty"`         // the command that runs the row again
+	Output       string        `json:"output,omitempty"`        // captured log of the row (trimmed)
+}
+
+// Run is the whole result of one conformance run, as the harness fills it.
+type Run struct {
+	Schema      int           `json:"schema"`  // SchemaVersion; WriteJSON fills it when zero
+	Tool        string        `json:"tool"`    // "conform"
+	Version     string        `json:"version"` // version of conform
+	Store       string        `json:"store"`   // store URL or name
+	Seed        int64         `json:"seed"`
+	Start       time.Time     `json:"start"`
+	Duration    time.Duration `json:"duration_ns"`
+	Failpoints  []string      `json:"failpoints,omitempty"` // name=terms
+	LabelFilter string        `json:"label_filter,omitempty"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Obligations []Obligation  `json:"obligations"` // the catalogue: columns of the matrix
+	Rows        []Row         `json:"rows"`
+}
+
+// Conformant reports the verdict of the run: true iff the run was not
+// interrupted and no row failed. A row whose status is not one of the four
+// known statuses also makes the run not conformant, since nothing says it
+// held. Rows not exercised or not run (filtered out) do not change the
+// verdict; the reports show their number next to it.
+func (r *Run) Conformant() bool {
+	if r.Interrupted {
+		return false
+	}
+	for _, row := range r.Rows {
+		if row.Status == StatusFailed || !row.Status.Known() {
+			return false
+		}
+	}
+	return true
+}
+
+// Counts returns how many rows have each status. The four known statuses are
+// always present, zero or not; an unknown status gets its own key.
+func (r *Run) Counts() map[Status]int {
+	c := make(map[Status]int, len(Statuses))
+	for _, s := range Statuses {
+		c[s] = 0
+	}
+	for _, row := range r.Rows {
+		c[row.Status]++
+	}
+	return c
+}
+
+// Obligation returns the catalogue entry with the given ID, if any.
+func (r *Run) Obligation(id string) (Obligation, bool) {
+	for _, o := range r.Obligations {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Obligation{}, false
+}
+
+// chapters returns the chapters of the rows in the order they first appear.
+func (r *Run) chapters() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, row := range r.Rows {
+		if !seen[row.Chapter] {
+			seen[row.Chapter] = true
+			out = append(out, row.Chapter)
+		}
+	}
+	return out
+}
