@@ -1,0 +1,239 @@
+package reference
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// scopeState is one version of one scope, immutable once built. A nil
+// *scopeState is a scope that was never created; a state with deleted set
+// is a tombstone, remembered so that a create of the name is refused.
+//
+// Rows have stable indices ("Model" in the spec): the visible rows are
+// exactly the indices [start, end), and rows[i] is the row at start+i.
+type scopeState struct {
+	version  hoststore.ScopeVersion
+	commitID hoststore.CommitID
+	head     []byte
+	start    hoststore.RowIndex
+	end      hoststore.RowIndex
+	rows     [][]byte
+	buf      *rowBuf
+	deleted  bool
+}
+
+// live reports whether s is a visible scope: created and not deleted.
+func (s *scopeState) live() bool { return s != nil && !s.deleted }
+
+// versionPtr is the scope's current version for a ConflictError: nil when
+// the scope does not exist (never created, or deleted).
+func (s *scopeState) versionPtr() *hoststore.ScopeVersion {
+	if !s.live() {
+		return nil
+	}
+	return hoststore.Ptr(s.version)
+}
+
+// versionedHead answers a copy of the visible head, or nil.
+func (s *scopeState) versionedHead() *hoststore.VersionedHead {
+	if !s.live() {
+		return nil
+	}
+	return &hoststore.VersionedHead{Version: s.version, CommitID: s.commitID, Head: copyBytes(s.head)}
+}
+
+// rowBuf guards the spare capacity of a rows backing array that several
+// immutable states share. free counts the slots past the furthest end any
+// state claimed; a state may append in place only when its own end is that
+// frontier (cap-len == free) and it wins the claim. Every other state (a
+// truncated one, an older one, a Model clone's sibling, an aborted attempt's
+// successor) copies, so no state ever overwrites a row another state shows.
+type rowBuf struct{ free atomic.Int64 }
+
+// appendRows answers rows followed by add, reusing the backing array when
+// the claim allows. add's slices become part of the state: the caller owns
+// them and never changes them.
+func appendRows(rows [][]byte, buf *rowBuf, add [][]byte) ([][]byte, *rowBuf) {
+	f := cap(rows) - len(rows)
+	if buf != nil && len(add) <= f && buf.free.CompareAndSwap(int64(f), int64(f-len(add))) {
+		return append(rows, add...), buf
+	}
+	n := len(rows) + len(add)
+	c := max(2*n, 8)
+	out := make([][]byte, n, c)
+	copy(out, rows)
+	copy(out[len(rows):], add)
+	nb := &rowBuf{}
+	nb.free.Store(int64(c - n))
+	return out, nb
+}
+
+// checkUpdates is what a batch answers at commit after its commit id was
+// found not landed, given each update's scope state in cur: first any
+// update whose Previous is not the scope's current version (nil: absent or
+// deleted) answers *ConflictError ("Conflict { scope, current }"), in update
+// order; then a create of a deleted name answers *InvalidError ("Core never
+// creates a deleted scope's name again, and a store may refuse such a
+// create as Invalid").
+func checkUpdates(ups []hoststore.ScopeUpdate, cur []*scopeState) error {
+	for i := range ups {
+		u, st := &ups[i], cur[i]
+		switch {
+		case u.Previous == nil && st.live(),
+			u.Previous != nil && (!st.live() || st.version != *u.Previous):
+			return &hoststore.ConflictError{Scope: u.Scope, Current: st.versionPtr()}
+		}
+	}
+	for i := range ups {
+		if ups[i].Previous == nil && cur[i] != nil && cur[i].deleted {
+			return &hoststore.InvalidError{Detail: fmt.Sprintf("scope %s was deleted and is never created again", ups[i].Scope)}
+		}
+	}
+	return nil
+}
+
+// applyUpdate answers the state after u, which checkUpdates accepted
+// against prev, for the batch id. The parts apply in the spec's order:
+// truncate_after, drop_before, append, head. u's byte slices become part of
+// the state (the caller passes a private copy, e.g. from Updates()).
+func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scopeState {
+	if u.Delete {
+		return &scopeState{version: u.Next, commitID: id, deleted: true}
+	}
+	n := &scopeState{}
+	if u.Previous != nil {
+		*n = *prev
+	}
+	n.version, n.commitID = u.Next, id
+	// truncate_after: rows at or past t go; at or past the end nothing does.
+	if t := u.TruncateAfter; t != nil && *t < n.end {
+		if *t <= n.start {
+			n.rows, n.buf, n.start = nil, nil, *t
+		} else {
+			n.rows = n.rows[:*t-n.start]
+		}
+		n.end = *t
+	}
+	// drop_before: rows below d go without renumbering; past the end every
+	// row goes and the end index stays where it was.
+	if d := u.DropBefore; d != nil && *d > n.start {
+		if *d >= n.end {
+			n.rows, n.buf, n.start = nil, nil, n.end
+		} else {
+			n.rows = n.rows[*d-n.start:]
+			n.start = *d
+		}
+	}
+	// append: the first row takes the end index left after the removals.
+	if len(u.Append) > 0 {
+		n.rows, n.buf = appendRows(n.rows, n.buf, u.Append)
+		n.end += hoststore.RowIndex(len(u.Append))
+	}
+	if u.Head != nil {
+		n.head = *u.Head
+	}
+	return n
+}
+
+// readRows answers the visible rows of s from index from, at most limit,
+// ending early at the end ("read_rows" in the spec): a scope that does not
+// exist has no rows; a from below the first visible row is *InvalidError.
+// The rows answered are copies.
+func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	if limit <= 0 {
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows limit %d is not positive", limit)}
+	}
+	if !s.live() {
+		return nil, nil
+	}
+	if from < s.start {
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, s.start)}
+	}
+	if from >= s.end {
+		return nil, nil
+	}
+	n := s.end - from
+	if uint64(limit) < uint64(n) {
+		n = hoststore.RowIndex(limit)
+	}
+	src := s.rows[from-s.start : from-s.start+n]
+	size := 0
+	for _, r := range src {
+		size += len(r)
+	}
+	data := make([]byte, 0, size)
+	out := make([]hoststore.Row, len(src))
+	for i, r := range src {
+		a := len(data)
+		data = append(data, r...)
+		out[i] = hoststore.Row{Index: from + hoststore.RowIndex(i), Data: data[a:len(data):len(data)]}
+	}
+	return out, nil
+}
+
+// headPage answers one page of a listing over the names of t ("list_heads"
+// in the spec): visible scopes after after, in byte order of names, at most
+// limit, with Next set to the last name answered when a further visible
+// scope follows and nil when the listing has ended. look resolves a name
+// to the state a reader sees now; names whose state is not live are
+// skipped. Heads is nil on an empty page.
+func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look func(hoststore.ScopeName, V) *scopeState) hoststore.HeadPage {
+	var page hoststore.HeadPage
+	treeAscend(t, after, func(name hoststore.ScopeName, v V) bool {
+		st := look(name, v)
+		if !st.live() {
+			return true
+		}
+		if len(page.Heads) == limit {
+			page.Next = hoststore.Ptr(page.Heads[limit-1].Name)
+			return false
+		}
+		page.Heads = append(page.Heads, hoststore.NamedHead{Name: name, Head: *st.versionedHead()})
+		return true
+	})
+	return page
+}
+
+// checkList refuses a malformed listing request: a kind that is not one of
+// the four, a cursor that is not a valid scope name, a limit <= 0.
+func checkList(kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) error {
+	if !kind.Valid() {
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads kind %d is not a kind", uint8(kind))}
+	}
+	if after != nil {
+		if err := after.Validate(); err != nil {
+			return &hoststore.InvalidError{Detail: "list_heads after: " + err.Error()}
+		}
+	}
+	if limit <= 0 {
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads limit %d is not positive", limit)}
+	}
+	return nil
+}
+
+// checkScope refuses a malformed scope reference.
+func checkScope(op string, s hoststore.ScopeRef) error {
+	if err := s.Validate(); err != nil {
+		return &hoststore.InvalidError{Detail: op + ": " + err.Error()}
+	}
+	return nil
+}
+
+// checkBatch refuses a batch that NewCommitBatch did not build (nil, or the
+// zero value with no update and no commit id).
+func checkBatch(b *hoststore.CommitBatch) error {
+	if b == nil {
+		return &hoststore.InvalidError{Detail: "commit of a nil batch"}
+	}
+	if err := b.CommitID().Validate(); err != nil {
+		return &hoststore.InvalidError{Detail: "commit: " + err.Error()}
+	}
+	if b.Len() == 0 {
+		return &hoststore.InvalidError{Detail: "commit of a batch with no update"}
+	}
+	return nil
+}
+
+func copyBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }

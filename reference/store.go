@@ -1,0 +1,291 @@
+package reference
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// config is what the options set.
+type config struct {
+	timing hoststore.FenceTiming
+	clock  *Clock
+}
+
+// Option configures a Factory.
+type Option func(*config)
+
+// WithTiming sets the fence timing the realm records leases with and its
+// handles answer from FenceTiming. The default is
+// hoststore.DefaultFenceTiming(). NewFactory panics on a timing that is
+// not Valid (the zero value).
+func WithTiming(t hoststore.FenceTiming) Option { return func(c *config) { c.timing = t } }
+
+// WithClock sets the realm's clock (the default is a NewClock). Sharing a
+// clock between factories moves all their leases together.
+func WithClock(c *Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
+// Factory stands for one in-memory realm, which starts empty. It
+// implements hoststore.HostStoreFactory.
+type Factory struct {
+	realm *realm
+}
+
+var _ hoststore.HostStoreFactory = (*Factory)(nil)
+
+// NewFactory answers a factory over a new, empty realm.
+func NewFactory(opts ...Option) *Factory {
+	cfg := config{timing: hoststore.DefaultFenceTiming()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.timing.Valid() {
+		panic("reference: WithTiming got a fence timing that is not valid (use a hoststore constructor)")
+	}
+	if cfg.clock == nil {
+		cfg.clock = NewClock()
+	}
+	return &Factory{realm: &realm{timing: cfg.timing, clock: cfg.clock}}
+}
+
+// Open answers a new handle (*Store) over the realm: a new "process" that
+// holds nothing of the handles before it. Only the realm is shared.
+func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Store{realm: f.realm, dead: make(chan struct{})}, nil
+}
+
+// LapseFenceLeases advances the realm's clock just past the recorded
+// lease, so that no holder is live; it does nothing when none is.
+func (f *Factory) LapseFenceLeases(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.realm.fence.lapse(f.realm.clock)
+	return nil
+}
+
+// Clock answers the realm's clock.
+func (f *Factory) Clock() *Clock { return f.realm.clock }
+
+// realm is the state every handle of one factory shares. Nothing in it is
+// realm-wide on the commit path except what "Independence" allows the
+// reference to use: concurrent maps, a lock-free name index, and the
+// fence's shared lock around the commit point (see fence).
+type realm struct {
+	timing hoststore.FenceTiming
+	clock  *Clock
+	fence  fence
+	slots  sync.Map // hoststore.ScopeRef -> *slot, never removed
+	landed sync.Map // hoststore.CommitID -> struct{}: every batch past its commit point
+	// names holds, per kind, a persistent tree of names that is a superset
+	// of the visible ones: a create enters its name before its commit point
+	// (and leaves it again if it aborts), a delete removes it after. Writers
+	// swap roots by compare-and-swap; readers never wait.
+	names [hoststore.KindRecord + 1]atomic.Pointer[node[*slot]]
+}
+
+// slot is one scope of the realm: its writer lock, held for a whole
+// commit, and its published cell, which readers load without any lock.
+type slot struct {
+	lock chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
+	cur  atomic.Pointer[cell]
+}
+
+// cell is what a slot publishes. While rec is pending or aborted, readers
+// see prev; once rec is committed, state. A cell with no rec shows state.
+// A batch over several scopes installs one pending cell per scope, all
+// sharing its record, so its commit point (one atomic step on the record)
+// makes it visible in all of them at once: a reader that sees it in one
+// scope sees it in every later load of another.
+type cell struct {
+	state *scopeState
+	prev  *scopeState
+	rec   *commitRecord
+}
+
+// visible answers the state a reader sees in c (nil c: never created).
+func (c *cell) visible() *scopeState {
+	if c == nil {
+		return nil
+	}
+	if c.rec == nil || c.rec.state.Load() == recCommitted {
+		return c.state
+	}
+	return c.prev
+}
+
+// commitRecord is the commit point of a batch over several scopes.
+type commitRecord struct{ state atomic.Int32 }
+
+const (
+	recPending int32 = iota
+	recCommitted
+	recAborted
+)
+
+func (s *slot) visible() *scopeState { return s.cur.Load().visible() }
+
+// slotOf answers the scope's slot, or nil when no commit ever touched it.
+func (r *realm) slotOf(s hoststore.ScopeRef) *slot {
+	if v, ok := r.slots.Load(s); ok {
+		return v.(*slot)
+	}
+	return nil
+}
+
+// slotFor answers the scope's slot, making it if needed.
+func (r *realm) slotFor(s hoststore.ScopeRef) *slot {
+	if sl := r.slotOf(s); sl != nil {
+		return sl
+	}
+	v, _ := r.slots.LoadOrStore(s, &slot{lock: make(chan struct{}, 1)})
+	return v.(*slot)
+}
+
+// visible answers the state a reader of s sees now.
+func (r *realm) visible(s hoststore.ScopeRef) *scopeState {
+	if sl := r.slotOf(s); sl != nil {
+		return sl.visible()
+	}
+	return nil
+}
+
+// addName enters name into the kind's index; removeName takes it out.
+func (r *realm) addName(s hoststore.ScopeRef, sl *slot) {
+	for p := &r.names[s.Kind]; ; {
+		old := p.Load()
+		if _, ok := treeGet(old, s.Name); ok || p.CompareAndSwap(old, treeInsert(old, s.Name, sl)) {
+			return
+		}
+	}
+}
+
+func (r *realm) removeName(s hoststore.ScopeRef) {
+	for p := &r.names[s.Kind]; ; {
+		old := p.Load()
+		if nw := treeRemove(old, s.Name); nw == old || p.CompareAndSwap(old, nw) {
+			return
+		}
+	}
+}
+
+// Store is one handle over a realm. It implements hoststore.HostStore and
+// hoststore.Killer, and meets the nine obligations at commit. Readers never
+// wait: LoadHead, ListHeads and ReadRows load published snapshots, so a
+// commit held anywhere in flight holds up no read, no fence call and no
+// commit on another scope.
+type Store struct {
+	realm    *realm
+	killed   atomic.Bool
+	dead     chan struct{}
+	killOnce sync.Once
+}
+
+var (
+	_ hoststore.HostStore = (*Store)(nil)
+	_ hoststore.Killer    = (*Store)(nil)
+)
+
+// Kill kills the handle, as a process dying: every later call answers
+// *hoststore.UnavailableError. A commit in flight applies nothing if it had
+// not reached its commit point (it answers Unavailable); if it had, the
+// batch stays applied and its answer is lost (it answers Indeterminate).
+func (s *Store) Kill() {
+	s.killOnce.Do(func() {
+		s.killed.Store(true)
+		close(s.dead)
+	})
+}
+
+// errKilled answers a call on a killed handle.
+func errKilled() error { return &hoststore.UnavailableError{Detail: "the handle was killed"} }
+
+// enter answers ctx.Err() when the caller's context ended, Unavailable
+// when the handle was killed.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.killed.Load() {
+		return errKilled()
+	}
+	return nil
+}
+
+// AcquireFence answers a token higher than any issued before in the realm,
+// and records the new holder's lease from now on the realm's clock.
+// Exclusive with a live holder answers *hoststore.HeldError{Holder,
+// Remaining}. Takeover supersedes any holder and reports what remained of
+// a live holder's lease in SupersededLease (zero when none was live).
+func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
+	if err := s.enter(ctx); err != nil {
+		return hoststore.FenceGrant{}, err
+	}
+	return s.realm.fence.acquire(mode, s.realm.clock, s.realm.timing.Lease())
+}
+
+// RenewFence records a new lease from now for the holder of token, also
+// when its last lease lapsed. A superseded token answers
+// *hoststore.FencedOutError{Current}; a token never issued (0, or above the
+// highest) answers *hoststore.InvalidError.
+func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	return s.realm.fence.renew(token, s.realm.clock, s.realm.timing.Lease())
+}
+
+// FenceTiming answers the timing the realm was configured with.
+func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
+
+// LoadHead answers a copy of the scope's visible head, or nil, nil when it
+// was never created or was deleted. A malformed scope is Invalid.
+func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkScope("load_head", scope); err != nil {
+		return nil, err
+	}
+	return s.realm.visible(scope).versionedHead(), nil
+}
+
+// ListHeads answers the visible scopes of kind after after, in byte order
+// of names, each with a copy of its head, at most limit; Next is the last
+// name answered when more follow and nil when the listing ended. A limit
+// <= 0, a bad kind or a malformed cursor is Invalid. A page costs
+// O(limit + log n) plus the scopes created or deleted in flight.
+func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	if err := s.enter(ctx); err != nil {
+		return hoststore.HeadPage{}, err
+	}
+	if err := checkList(kind, after, limit); err != nil {
+		return hoststore.HeadPage{}, err
+	}
+	return headPage(s.realm.names[kind].Load(), after, limit, func(_ hoststore.ScopeName, sl *slot) *scopeState {
+		return sl.visible()
+	}), nil
+}
+
+// ReadRows answers copies of the scope's visible rows from index from, in
+// index order, at most limit, ending early at the end. A scope that does
+// not exist has no rows (nil, nil); a from below the first visible row, a
+// limit <= 0 or a malformed scope is Invalid.
+func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkScope("read_rows", scope); err != nil {
+		return nil, err
+	}
+	return readRows(s.realm.visible(scope), from, limit)
+}
+
+// String names the handle for traces.
+func (s *Store) String() string { return fmt.Sprintf("reference store %p", s.realm) }
