@@ -78,7 +78,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 	if !run.Start.IsZero() {
 		stamp = run.Start.UTC().Format("2006-01-02T15:04:05")
 	}
-	root := junitSuites{Name: nonEmpty(run.Tool, "conform"), Time: seconds(run.Duration), Timestamp: stamp}
+	root := junitSuites{Name: field(nonEmpty(run.Tool, "conform")), Time: seconds(run.Duration), Timestamp: stamp}
 	props := junitProperties(run)
 	for _, chapter := range run.chapters() {
 		suite := junitSuite{Name: field(nonEmpty(chapter, "unnamed")), Timestamp: stamp, Properties: props}
@@ -180,7 +180,7 @@ func junitFailure(run *Run, row Row) *junitProblem {
 		first := row.Failures[0]
 		p.Message = field(first.Message)
 		if len(row.Failures) > 1 {
-			p.Message += fmt.Sprintf(" (and %s more)", plural(len(row.Failures)-1, "failure"))
+			p.Message += fmt.Sprintf(" (and %d more)", len(row.Failures)-1)
 		}
 		p.Type = field(nonEmpty(first.Obligation, "failed"))
 	}

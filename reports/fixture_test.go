@@ -1,0 +1,101 @@
+package reports
+
+import (
+	"strings"
+	"time"
+)
+
+// catalogue is the obligation catalogue the fixtures use.
+func catalogue() []Obligation {
+	return []Obligation{
+		{"ob:1", "All or nothing", "A load shows a batch completely, in every scope it touches, or not at all."},
+		{"ob:2", "Durable once acknowledged", "After commit answers Ok, the batch survives a writer crash."},
+		{"ob:3", "Idempotent retry", "A commit id sent twice acts once."},
+		{"ob:4", "One version chain per scope", "If two exist anyway, every load must resolve them the same way."},
+		{"ob:5", "Fencing", "After a token is acquired, a batch carrying a lower token whose commit point comes later never becomes visible."},
+		{"ob:6", "Logical removal", "Truncate, drop and delete take effect for loads together with their batch."},
+		{"ob:7", "Order", "Rows load in commit order."},
+		{"ob:8", "Independence", "No realm-wide lock, pointer, sequence or transaction on the commit path."},
+		{"ob:9", "Listing", "A scope is listed once its creating batch is visible, and not after its deletion."},
+		{"ob:fence", "Fence leases", "The store records a lease for the holder of the highest token."},
+		{"ob:errors", "Error contract", "Answer Unavailable only when nothing was applied."},
+	}
+}
+
+// sampleRun is a failing run with every status, two chapters and every
+// field set, so that a JSON round trip can compare it whole.
+func sampleRun() *Run {
+	row := func(id, name string, status Status, obs ...string) Row {
+		return Row{
+			Chapter: "host-store", ID: id, Name: name, Spec: name + " spec",
+			Labels: []string{"host-store", id}, Obligations: obs, Status: status,
+			Duration: 1500 * time.Millisecond,
+		}
+	}
+	passed := row("acquire-empty", "Acquire on an empty realm", StatusPassed, "ob:fence")
+	reopen := row("reopen", "Reopen", StatusPassed, "ob:2", "ob:7")
+	kill := row("kill", "Kill", StatusFailed, "ob:1", "ob:2")
+	kill.Failures = []Failure{{
+		Message:    "the next writer saw the batch in session/a but not in record/b",
+		Obligation: "ob:1",
+		Expected:   `head record/b at version 3`,
+		Got:        `head record/b at version 2`,
+		Diff:       "@@ heads @@\n-record/b v3\n+record/b v2",
+		Trail:      []string{"acquire_fence(exclusive) = 1", "commit(c-1) = Ok", "kill"},
+		Location:   "chapters/kill.go:88",
+	}}
+	kill.Repro = "conform reproduce --seed 42 --row kill"
+	kill.Output = "log line 1\nlog line 2\n"
+	stale := row("stale-fence", "Stale fence", StatusFailed, "ob:5", "ob:fence")
+	stale.Failures = []Failure{
+		{Message: "a superseded writer's batch became visible", Obligation: "ob:5", Expected: "absent", Got: "present", Trail: []string{"a", "b"}},
+		{Message: "renew of a superseded token answered Ok", Obligation: "ob:fence", Expected: "FencedOut", Got: "Ok"},
+	}
+	stale.Repro = "conform reproduce --seed 42 --row stale-fence"
+	takeover := row("takeover", "Takeover with a commit in flight", StatusNotExercised, "ob:1", "ob:5")
+	takeover.NotExercised = []string{"hold a commit in flight: the store has no in-store failpoints"}
+	retry := row("retry", "Retry", StatusNotRun, "ob:3")
+	other := Row{Chapter: "long-run", ID: "restart", Name: "Restart", Spec: "Restart continues",
+		Labels: []string{"long-run"}, Obligations: []string{"ob:2"}, Status: StatusPassed, Duration: time.Second}
+	return &Run{
+		Schema: SchemaVersion, Tool: "conform", Version: "v0.1.0", Store: "sqlite:///tmp/realm.db",
+		Seed: 42, Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 9 * time.Second,
+		Failpoints: []string{"commitHold=pause"}, LabelFilter: "host-store",
+		Obligations: catalogue(),
+		Rows:        []Row{passed, reopen, kill, stale, takeover, retry, other},
+	}
+}
+
+// passingRun is a conformant run.
+func passingRun() *Run {
+	r := sampleRun()
+	r.Rows = r.Rows[:2]
+	return r
+}
+
+// hostile is store text built to break reports: markup, table pipes,
+// backticks, control characters, invalid UTF-8, a bidi override, and a
+// mebibyte of filler.
+var hostile = "<script>alert(1)</script> | `tick` ``` \x00 \x1b[31m red \r\x7f\xff\u202e & &lt; $x$ - [a](javascript:x)\n# heading\n" +
+	strings.Repeat("A", 1<<20)
+
+// hostileRun puts hostile text in every text field of a run.
+func hostileRun() *Run {
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = hostile[:200]
+	}
+	many[999] = hostile
+	f := Failure{Message: hostile, Obligation: hostile, Expected: hostile, Got: hostile, Diff: hostile, Trail: many, Location: hostile}
+	rows := []Row{
+		{Chapter: hostile, ID: hostile, Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []string{hostile, "ob:1"},
+			Status: StatusFailed, NotExercised: []string{hostile}, Failures: []Failure{f, f}, Repro: hostile, Output: hostile},
+		{Chapter: hostile, ID: hostile, Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []string{hostile},
+			Status: StatusNotExercised, NotExercised: []string{hostile, hostile}},
+		{Chapter: "c", ID: "x", Name: "x", Status: Status(hostile)},
+	}
+	return &Run{
+		Schema: SchemaVersion, Tool: hostile, Version: hostile, Store: hostile, Failpoints: []string{hostile},
+		LabelFilter: hostile, Obligations: []Obligation{{ID: "ob:1", Title: hostile, Quote: hostile}}, Rows: rows,
+	}
+}
