@@ -1,35 +1,3 @@
-// Package faults is conform's fault injector: the in-store failpoints that a
-// store calls from its own commit path, the catalogue that names them, and
-// the wrapper that kills, delays and breaks a store's requests from outside.
-//
-// # In-store failpoints
-//
-// A store calls At at three sites of its commit, one line each:
-//
-//	if err := faults.At(ctx, faults.CommitLocked, batch.CommitID()); err != nil {
-//		return err // the "process" crashed here: abandon the commit, no rollback step of your own
-//	}
-//
-//   - CommitLocked: after the commit has taken its locks or begun its
-//     transaction, before it checks anything;
-//   - CommitBeforePoint: just before the commit point (the moment after
-//     which the batch is visible, e.g. before COMMIT);
-//   - CommitAfterPoint: just after the commit point, before the store
-//     answers.
-//
-// At answers nil almost always: when nothing is armed it costs one atomic
-// load. When the harness holds the commit there, At blocks until the harness
-// releases it (or ctx ends). When the harness crashes it there, At answers an
-// error wrapping ErrCrashed; the store must then return that error at once,
-// as a process dying there would: a transaction is left to the backend's
-// own abort (drop it, do not COMMIT), an in-memory store applies nothing
-// before the commit point and forgets the answer after it. The harness
-// treats the handle as killed after a crash.
-//
-// The sites are also github.com/pingcap/failpoint failpaths (Failpath), so a
-// run can arm them with terms: `return("crash")` crashes, `sleep(ms)`
-// delays, `N*` counts. Terms drawing from `N%` are refused (they use an
-// unseeded global source; a reproducible run uses counted terms).
 package faults
 
 import (
@@ -60,15 +28,35 @@ var Sites = []Site{CommitLocked, CommitBeforePoint, CommitAfterPoint}
 // FailpathPrefix prefixes every failpath of conform's catalogue.
 const FailpathPrefix = "conform/"
 
+// The sites' failpaths, built once so that At does not build a string.
+var (
+	pathLocked      = CommitLocked.Failpath()
+	pathBeforePoint = CommitBeforePoint.Failpath()
+	pathAfterPoint  = CommitAfterPoint.Failpath()
+)
+
 // Failpath is the site's name in pingcap/failpoint's registry.
 func (s Site) Failpath() string { return FailpathPrefix + string(s) }
+
+// path answers the site's failpath, or false for a site not in Sites.
+func (s Site) path() (string, bool) {
+	switch s {
+	case CommitLocked:
+		return pathLocked, true
+	case CommitBeforePoint:
+		return pathBeforePoint, true
+	case CommitAfterPoint:
+		return pathAfterPoint, true
+	}
+	return "", false
+}
 
 // ErrCrashed is wrapped by the error At answers when the harness crashes
 // the commit at a site.
 var ErrCrashed = errors.New("conform: crashed at an in-store failpoint")
 
-// armed counts the sites that have a hold, a watcher or terms; zero keeps At
-// to one atomic load.
+// armed counts the in-store holds and term sets; zero keeps At to one
+// atomic load. It changes only with reg held.
 var armed atomic.Int64
 
 // Decision is what a hold's commit does when released.
@@ -83,58 +71,108 @@ const (
 
 // Hold holds one matching commit at a site. Build it with HoldAt.
 type Hold struct {
-	site    Site
-	match   func(hoststore.CommitID) bool
-	arrived chan struct{}
-	release chan Decision
-	once    sync.Once
-	taken   atomic.Bool
-	relOnce sync.Once
+	site     Site
+	match    func(hoststore.CommitID) bool
+	arrived  chan struct{}
+	decided  chan struct{} // closed once decision is set
+	decision Decision
+	once     sync.Once
+	taken    bool // a commit took the hold; guarded by reg
 }
 
 // Arrived is closed when the held commit reached the site and waits there.
 func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
 
 // Release lets the held commit go on (or, if it has not arrived yet, lets it
-// pass when it does). Release and Crash are idempotent; the first wins.
+// pass without waiting when it does). Release and Crash are idempotent; the
+// first decision wins.
 func (h *Hold) Release() { h.decide(Proceed) }
 
-// Crash makes the held commit crash at the site.
+// Crash makes the held commit crash at the site (or, if it has not arrived
+// yet, crash when it does).
 func (h *Hold) Crash() { h.decide(Crash) }
 
 func (h *Hold) decide(d Decision) {
-	h.relOnce.Do(func() { h.release <- d; close(h.release) })
+	h.once.Do(func() { h.decision = d; close(h.decided) })
 }
 
 // Site is where the hold waits.
 func (h *Hold) Site() Site { return h.site }
 
-// registry of holds and crash rules per site.
+// wait blocks the commit that took the hold until the harness decides or
+// ctx ends.
+func (h *Hold) wait(ctx context.Context, id hoststore.CommitID) error {
+	close(h.arrived)
+	select {
+	case <-h.decided:
+		if h.decision == Crash {
+			return fmt.Errorf("%w: %s of commit %q (held, then crashed)", ErrCrashed, h.site, id)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reg holds what is armed at each site. A site whose count goes from zero
+// to one gets the dispatcher (failpoint.EnableCall); back at zero it is
+// disabled. The dispatcher never blocks with reg or a library lock held,
+// so arming and disarming stay free while commits are held.
 var reg = struct {
 	sync.Mutex
-	holds  map[Site][]*Hold
-	terms  map[Site]string
-	counts map[Site]int
-}{holds: map[Site][]*Hold{}, terms: map[Site]string{}, counts: map[Site]int{}}
+	holds map[Site][]*Hold
+	terms map[Site]*termSet
+}{holds: map[Site][]*Hold{}, terms: map[Site]*termSet{}}
+
+// siteCountLocked counts what is armed at site; called with reg held.
+func siteCountLocked(site Site) int {
+	n := len(reg.holds[site])
+	if reg.terms[site] != nil {
+		n++
+	}
+	return n
+}
+
+// addLocked counts one more armed thing at site; called with reg held.
+func addLocked(site Site) {
+	if siteCountLocked(site) == 0 {
+		p, _ := site.path()
+		if err := failpoint.EnableCall(p, dispatch); err != nil {
+			panic(fmt.Sprintf("faults: enable %s: %v", p, err))
+		}
+	}
+	armed.Add(1)
+}
+
+// dropLocked counts one less armed thing at site, after it was removed
+// from reg; called with reg held.
+func dropLocked(site Site) {
+	armed.Add(-1)
+	if siteCountLocked(site) == 0 {
+		p, _ := site.path()
+		mustDisable(p)
+	}
+}
 
 // HoldAt arms a hold at site for the first commit whose id match accepts
 // (nil matches any). The hold catches one commit; later ones pass. Call
-// Release or Crash, then Disarm, when done.
+// Release or Crash, then Disarm, when done. match runs with the registry
+// locked: it must not call this package. HoldAt panics for a site not in
+// Sites (a hold there could never catch anything).
 func HoldAt(site Site, match func(hoststore.CommitID) bool) *Hold {
-	h := &Hold{site: site, match: match, arrived: make(chan struct{}), release: make(chan Decision, 1)}
-	reg.Lock()
-	reg.holds[site] = append(reg.holds[site], h)
-	reg.counts[site]++
-	if reg.counts[site] == 1 {
-		enableCall(site)
+	if _, ok := site.path(); !ok {
+		panic(fmt.Sprintf("faults: HoldAt: unknown site %q", site))
 	}
-	reg.Unlock()
-	armed.Add(1)
+	h := &Hold{site: site, match: match, arrived: make(chan struct{}), decided: make(chan struct{})}
+	reg.Lock()
+	defer reg.Unlock()
+	addLocked(site)
+	reg.holds[site] = append(reg.holds[site], h)
 	return h
 }
 
 // Disarm removes the hold from its site and releases a commit still held by
-// it (as Proceed, unless Crash was decided first).
+// it (as Proceed, unless Crash was decided first). It is idempotent.
 func (h *Hold) Disarm() {
 	h.Release()
 	reg.Lock()
@@ -143,138 +181,161 @@ func (h *Hold) Disarm() {
 	for i, x := range hs {
 		if x == h {
 			reg.holds[h.site] = append(hs[:i:i], hs[i+1:]...)
-			armed.Add(-1)
-			reg.counts[h.site]--
-			if reg.counts[h.site] == 0 {
-				_ = failpoint.Disable(h.site.Failpath())
-			}
+			dropLocked(h.site)
 			return
 		}
 	}
 }
 
-// ArmTerms arms site with pingcap/failpoint terms, e.g. `1*return("crash")`
-// or `sleep(10)`. It refuses malformed terms and `%` terms (unseeded).
+// ArmTerms arms site with terms, e.g. `1*return("crash")` or `sleep(10)`,
+// replacing terms armed there before (with fresh counts). A return value of
+// "crash" or true crashes, false passes; sleep delays the commit (ending
+// early with its ctx). It refuses an unknown site and terms ValidateTerms
+// refuses or whose return values are not those.
 func ArmTerms(site Site, terms string) error {
-	if err := ValidateTerms(terms); err != nil {
-		return err
+	if _, ok := site.path(); !ok {
+		return fmt.Errorf("failpoint %q: unknown in-store site; the sites are %v", site, Sites)
+	}
+	chain, lib, err := parseInStoreTerms(terms)
+	if err != nil {
+		return fmt.Errorf("failpoint %s: %w", site, err)
 	}
 	reg.Lock()
 	defer reg.Unlock()
-	if _, ok := reg.terms[site]; !ok {
-		armed.Add(1)
-		reg.counts[site]++
+	ts, err := armTermSet(site.Failpath(), terms, chain, lib)
+	if err != nil {
+		return err
 	}
-	reg.terms[site] = terms
-	if err := failpoint.Enable(termsPath(site), terms); err != nil {
-		return fmt.Errorf("failpoint terms %q: %v", terms, err)
+	if old := reg.terms[site]; old != nil {
+		old.disarm()
+	} else {
+		addLocked(site)
 	}
-	if reg.counts[site] == 1 {
-		enableCall(site)
-	}
+	reg.terms[site] = ts
 	return nil
 }
 
-// DisarmTerms removes the terms armed at site.
+// DisarmTerms removes the terms armed at site; it does nothing when none are.
 func DisarmTerms(site Site) {
 	reg.Lock()
 	defer reg.Unlock()
-	if _, ok := reg.terms[site]; !ok {
+	ts := reg.terms[site]
+	if ts == nil {
 		return
 	}
 	delete(reg.terms, site)
-	_ = failpoint.Disable(termsPath(site))
-	armed.Add(-1)
-	reg.counts[site]--
-	if reg.counts[site] == 0 {
-		_ = failpoint.Disable(site.Failpath())
-	}
+	ts.disarm()
+	dropLocked(site)
 }
 
-// termsPath is a private failpath holding the terms, so that the site's
-// own failpath stays an EnableCall dispatcher.
-func termsPath(site Site) string { return site.Failpath() + "#terms" }
-
-// ValidateTerms checks terms without arming anything.
+// ValidateTerms checks terms without arming anything: conform's subset of
+// the pingcap/failpoint language (see the package doc), which the library
+// must parse too. It answers an error that says what is wrong and where.
+// It does not check return values, which depend on the site (ArmTerms,
+// ArmWrapTerms and ParseFailpointFlag do).
 func ValidateTerms(terms string) error {
-	for i := 0; i < len(terms); i++ {
-		if terms[i] == '%' {
-			return fmt.Errorf("failpoint terms %q: %% terms draw from an unseeded source; use counted terms (N*)", terms)
+	_, _, err := parseTerms(terms)
+	return err
+}
+
+// parseInStoreTerms parses terms and checks their return values for an
+// in-store site.
+func parseInStoreTerms(terms string) ([]termAct, string, error) {
+	chain, lib, err := parseTerms(terms)
+	if err != nil {
+		return nil, "", err
+	}
+	ok := func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			return x == "crash"
+		case bool:
+			return true
 		}
+		return false
 	}
-	probe := FailpathPrefix + "validate#probe"
-	if err := failpoint.Enable(probe, terms); err != nil {
-		return fmt.Errorf("failpoint terms %q: %v", terms, err)
+	if err := checkReturns(chain, ok, `"crash", true (crash) or false (pass)`); err != nil {
+		return nil, "", fmt.Errorf("failpoint terms %q: %w", terms, err)
 	}
-	_ = failpoint.Disable(probe)
-	return nil
+	return chain, lib, nil
 }
 
-type callFn = func(ctx context.Context, site Site, id hoststore.CommitID, out *error)
-
-// enableCall installs the dispatcher; called with reg held.
-func enableCall(site Site) {
-	_ = failpoint.EnableCall(site.Failpath(), callFn(dispatch))
+// atCall carries one At call through failpoint.Call as a single pointer,
+// so the armed path boxes nothing but it; atCalls are pooled.
+type atCall struct {
+	ctx  context.Context
+	site Site
+	id   hoststore.CommitID
+	err  error
 }
+
+var atCalls = sync.Pool{New: func() any { return new(atCall) }}
 
 // At is the in-store failpoint: a store calls it at site during the commit
-// of the batch with commit id id. See the package doc for what it answers.
+// of the batch with commit id id. It answers nil to go on, an error wrapping
+// ErrCrashed to crash there, or ctx.Err() when ctx ended while the commit
+// was held or delayed there. See the package doc.
 func At(ctx context.Context, site Site, id hoststore.CommitID) error {
 	if armed.Load() == 0 {
 		return nil
 	}
-	var err error
-	failpoint.Call(site.Failpath(), ctx, site, id, &err)
+	p, ok := site.path()
+	if !ok {
+		return nil
+	}
+	c := atCalls.Get().(*atCall)
+	c.ctx, c.site, c.id = ctx, site, id
+	failpoint.Call(p, c)
+	err := c.err
+	*c = atCall{}
+	atCalls.Put(c)
 	return err
 }
 
-func dispatch(ctx context.Context, site Site, id hoststore.CommitID, out *error) {
+// dispatch is the sites' failpoint.EnableCall function. It takes the first
+// untaken hold whose matcher accepts the commit, waits on it, then applies
+// the site's terms.
+func dispatch(c *atCall) {
 	reg.Lock()
 	var hold *Hold
-	for _, h := range reg.holds[site] {
-		if (h.match == nil || h.match(id)) && h.taken.CompareAndSwap(false, true) {
+	for _, h := range reg.holds[c.site] {
+		if !h.taken && (h.match == nil || h.match(c.id)) {
+			h.taken = true
 			hold = h
 			break
 		}
 	}
-	terms, hasTerms := reg.terms[site]
+	ts := reg.terms[c.site]
 	reg.Unlock()
 	if hold != nil {
-		close(hold.arrived)
-		select {
-		case d := <-hold.release:
-			if d == Crash {
-				*out = fmt.Errorf("%w: %s of commit %q", ErrCrashed, site, id)
-				return
-			}
-		case <-ctx.Done():
-			*out = ctx.Err()
+		if c.err = hold.wait(c.ctx, c.id); c.err != nil {
 			return
 		}
 	}
-	if hasTerms {
-		if err := evalTerms(site, terms); err != nil {
-			*out = fmt.Errorf("%w: %s of commit %q (%v)", ErrCrashed, site, id, err)
-		}
+	if ts != nil {
+		c.err = ts.inStore(c.ctx, c.site, c.id)
 	}
 }
 
-// evalTerms evaluates the armed terms; a `return` value of "crash" or true
-// crashes. Other effects (sleep, pause, print) act inside the library.
-func evalTerms(site Site, terms string) error {
-	v, err := failpoint.Eval(termsPath(site))
-	if err != nil {
+// inStore evaluates in-store terms once for a commit at site.
+func (ts *termSet) inStore(ctx context.Context, site Site, id hoststore.CommitID) error {
+	t := ts.next()
+	if t == nil {
 		return nil
 	}
-	switch x := v.(type) {
-	case string:
-		if x == "crash" {
-			return errors.New("terms " + terms)
-		}
-	case bool:
-		if x {
-			return errors.New("terms " + terms)
+	switch t.kind {
+	case actSleep:
+		return sleepCtx(ctx, t.sleep)
+	case actReturn:
+		if t.ret == "crash" || t.ret == true {
+			return fmt.Errorf("%w: %s of commit %q (terms %q)", ErrCrashed, site, id, ts.terms)
 		}
 	}
 	return nil
 }
+
+// Armed counts what is armed in both layers' registries: in-store holds
+// and term sets, and wrapper term sets. A row can check it is zero before
+// and after an injection. Rules injected into a wrapper Store are that
+// Store's own and are not counted.
+func Armed() int { return int(armed.Load() + wrapArmed.Load()) }

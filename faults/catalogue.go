@@ -1,0 +1,142 @@
+package faults
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The layers of the catalogue ("Fault layers" in the architecture).
+const (
+	// LayerInStore: a site the store calls from its own commit path (At).
+	LayerInStore = "in-store"
+	// LayerWrapper: a site of the wrapper Store around the store.
+	LayerWrapper = "wrapper"
+)
+
+// Entry is one named failpoint of the catalogue.
+type Entry struct {
+	// Name is the short name the CLI takes, e.g. "commit-locked".
+	Name string
+	// Failpath is its name in pingcap/failpoint's registry, Name under
+	// FailpathPrefix.
+	Failpath string
+	// Layer is LayerInStore or LayerWrapper.
+	Layer string
+	// Doc says where it acts, in one line.
+	Doc string
+	// Effects says what its terms can do, in one line.
+	Effects string
+}
+
+const (
+	inStoreEffects = `return("crash") or return(true): the commit crashes there (At answers ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
+)
+
+var catalogue = []Entry{
+	{
+		Name: string(CommitLocked), Failpath: CommitLocked.Failpath(), Layer: LayerInStore,
+		Doc:     "inside a commit, after it has taken its locks or begun its transaction, before it checks anything",
+		Effects: inStoreEffects,
+	},
+	{
+		Name: string(CommitBeforePoint), Failpath: CommitBeforePoint.Failpath(), Layer: LayerInStore,
+		Doc:     "inside a commit, just before its commit point (the moment after which the batch is visible)",
+		Effects: inStoreEffects,
+	},
+	{
+		Name: string(CommitAfterPoint), Failpath: CommitAfterPoint.Failpath(), Layer: LayerInStore,
+		Doc:     "inside a commit, just after its commit point, before the store answers",
+		Effects: inStoreEffects,
+	},
+	{
+		Name: string(WrapCommitBeforeSend), Failpath: WrapCommitBeforeSend.Failpath(), Layer: LayerWrapper,
+		Doc:     "around the store, before a commit is sent to it (the store never sees the batch)",
+		Effects: `return("kill"): the process dies; return("unavailable"): answers Unavailable; return("indeterminate"): answers Indeterminate; sleep(ms): delays the send; N*: counts; -> chains`,
+	},
+	{
+		Name: string(WrapCommitAfterAnswer), Failpath: WrapCommitAfterAnswer.Failpath(), Layer: LayerWrapper,
+		Doc:     "around the store, after it answered a commit (the batch ran in the store)",
+		Effects: `return("kill"): the process dies, the answer with it; return("indeterminate"): the answer is lost, the handle lives; sleep(ms): delays the answer; N*: counts; -> chains`,
+	},
+}
+
+// Catalogue answers every named failpoint, one doc line each, in a stable
+// order: the in-store sites in commit order, then the wrapper sites. The
+// slice is the caller's.
+func Catalogue() []Entry { return append([]Entry(nil), catalogue...) }
+
+// Lookup finds an entry by Name (e.g. "commit-locked",
+// "wrap/commit-before-send") or by Failpath.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range catalogue {
+		if e.Name == name || e.Failpath == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// names lists the catalogue's names, for messages.
+func names() string {
+	ns := make([]string, len(catalogue))
+	for i, e := range catalogue {
+		ns[i] = e.Name
+	}
+	return strings.Join(ns, ", ")
+}
+
+// ParseFailpointFlag parses "name=terms" as the CLI's --failpoint takes it:
+// the name must be in the catalogue (by Name or Failpath) and the terms
+// valid for it (ValidateTerms, and the return values its layer takes). It
+// answers the entry and the terms; errors say which part is wrong.
+func ParseFailpointFlag(s string) (Entry, string, error) {
+	name, terms, ok := strings.Cut(s, "=")
+	if !ok {
+		return Entry{}, "", fmt.Errorf("--failpoint %q: want name=terms, e.g. %s", s, `commit-locked=1*return("crash")`)
+	}
+	e, ok := Lookup(name)
+	if !ok {
+		return Entry{}, "", fmt.Errorf("--failpoint %q: unknown failpoint name %q; the catalogue has %s", s, name, names())
+	}
+	if err := validateFor(e, terms); err != nil {
+		return Entry{}, "", fmt.Errorf("--failpoint %q: terms: %w", s, err)
+	}
+	return e, terms, nil
+}
+
+// validateFor checks terms for an entry without arming anything.
+func validateFor(e Entry, terms string) error {
+	switch e.Layer {
+	case LayerInStore:
+		_, _, err := parseInStoreTerms(terms)
+		return err
+	case LayerWrapper:
+		_, _, err := parseWrapTerms(WrapSite(e.Name), terms)
+		return err
+	}
+	return fmt.Errorf("failpoint %q: unknown layer %q", e.Name, e.Layer)
+}
+
+// Arm arms an entry of the catalogue with terms (ArmTerms for an in-store
+// entry, ArmWrapTerms for a wrapper entry), replacing terms armed there
+// before. It refuses an entry not in the catalogue.
+func Arm(e Entry, terms string) error {
+	known, ok := Lookup(e.Name)
+	if !ok || known.Layer != e.Layer {
+		return fmt.Errorf("failpoint %q: not in the catalogue", e.Name)
+	}
+	if e.Layer == LayerInStore {
+		return ArmTerms(Site(e.Name), terms)
+	}
+	return ArmWrapTerms(WrapSite(e.Name), terms)
+}
+
+// Disarm removes the terms Arm armed at e; it does nothing when none are.
+func Disarm(e Entry) {
+	switch e.Layer {
+	case LayerInStore:
+		DisarmTerms(Site(e.Name))
+	case LayerWrapper:
+		DisarmWrapTerms(WrapSite(e.Name))
+	}
+}

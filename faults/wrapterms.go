@@ -1,0 +1,145 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// WrapSite is a named point of the wrapper where terms from the CLI act on
+// a commit. Unlike a Site, no store calls it: every wrapper Store in the
+// process consults it around each commit.
+type WrapSite string
+
+// The wrapper sites.
+const (
+	// WrapCommitBeforeSend acts before the commit is sent to the store:
+	// return "kill", "unavailable" or "indeterminate" (nothing was sent in
+	// each case); sleep delays the send.
+	WrapCommitBeforeSend WrapSite = "wrap/commit-before-send"
+	// WrapCommitAfterAnswer acts after the store answered the commit:
+	// return "kill" (the answer is lost with the process) or
+	// "indeterminate" (the answer is lost, the handle lives); sleep
+	// delays the answer.
+	WrapCommitAfterAnswer WrapSite = "wrap/commit-after-answer"
+)
+
+// WrapSites lists the wrapper sites in the order a commit passes them.
+var WrapSites = []WrapSite{WrapCommitBeforeSend, WrapCommitAfterAnswer}
+
+// Failpath is the site's failpath: its armed terms live in
+// pingcap/failpoint's registry under it.
+func (s WrapSite) Failpath() string { return FailpathPrefix + string(s) }
+
+// effects answers the return values the site takes, by effect.
+func (s WrapSite) effects() (map[string]Effect, bool) {
+	switch s {
+	case WrapCommitBeforeSend:
+		return map[string]Effect{"kill": EffectKill, "unavailable": EffectUnavailable, "indeterminate": EffectIndeterminate}, true
+	case WrapCommitAfterAnswer:
+		return map[string]Effect{"kill": EffectKill, "indeterminate": EffectIndeterminate}, true
+	}
+	return nil, false
+}
+
+// wrapArmed counts the wrapper sites with terms; zero keeps a commit's
+// check to one atomic load. It changes only with wrapReg held.
+var wrapArmed atomic.Int64
+
+var wrapReg = struct {
+	sync.Mutex
+	terms map[WrapSite]*termSet
+}{terms: map[WrapSite]*termSet{}}
+
+// ArmWrapTerms arms a wrapper site with terms, replacing terms armed there
+// before (with fresh counts). It acts on every wrapper Store in the
+// process. It refuses an unknown site, terms ValidateTerms refuses, and
+// return values the site does not take (see WrapCommitBeforeSend and
+// WrapCommitAfterAnswer).
+func ArmWrapTerms(site WrapSite, terms string) error {
+	chain, lib, err := parseWrapTerms(site, terms)
+	if err != nil {
+		return err
+	}
+	wrapReg.Lock()
+	defer wrapReg.Unlock()
+	ts, err := armTermSet(site.Failpath(), terms, chain, lib)
+	if err != nil {
+		return err
+	}
+	if old := wrapReg.terms[site]; old != nil {
+		old.disarm()
+	} else {
+		wrapArmed.Add(1)
+	}
+	wrapReg.terms[site] = ts
+	return nil
+}
+
+// DisarmWrapTerms removes the terms armed at a wrapper site; it does nothing
+// when none are.
+func DisarmWrapTerms(site WrapSite) {
+	wrapReg.Lock()
+	defer wrapReg.Unlock()
+	ts := wrapReg.terms[site]
+	if ts == nil {
+		return
+	}
+	delete(wrapReg.terms, site)
+	ts.disarm()
+	wrapArmed.Add(-1)
+}
+
+// parseWrapTerms parses terms and checks their return values for site.
+func parseWrapTerms(site WrapSite, terms string) ([]termAct, string, error) {
+	effects, ok := site.effects()
+	if !ok {
+		return nil, "", fmt.Errorf("failpoint %q: unknown wrapper site; the sites are %v", site, WrapSites)
+	}
+	chain, lib, err := parseTerms(terms)
+	if err != nil {
+		return nil, "", fmt.Errorf("failpoint %s: %w", site, err)
+	}
+	takes := func(v any) bool {
+		s, ok := v.(string)
+		_, known := effects[s]
+		return ok && known
+	}
+	want := `"kill" or "indeterminate"`
+	if site == WrapCommitBeforeSend {
+		want = `"kill", "unavailable" or "indeterminate"`
+	}
+	if err := checkReturns(chain, takes, want); err != nil {
+		return nil, "", fmt.Errorf("failpoint %s: terms %q: %w", site, terms, err)
+	}
+	return chain, lib, nil
+}
+
+// wrapTerms evaluates the terms armed at site once: the effect of a return
+// term that fired, if any. A sleep term sleeps here and answers ctx.Err()
+// when ctx ends first.
+func wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
+	if wrapArmed.Load() == 0 {
+		return 0, false, nil
+	}
+	wrapReg.Lock()
+	ts := wrapReg.terms[site]
+	wrapReg.Unlock()
+	if ts == nil {
+		return 0, false, nil
+	}
+	t := ts.next()
+	if t == nil {
+		return 0, false, nil
+	}
+	switch t.kind {
+	case actSleep:
+		return 0, false, sleepCtx(ctx, t.sleep)
+	case actReturn:
+		effects, _ := site.effects()
+		s, _ := t.ret.(string)
+		return effects[s], true, nil
+	}
+	return 0, false, nil
+}
