@@ -47,15 +47,18 @@ type (
 		Failure   *junitProblem `xml:"failure,omitempty"`
 		Error     *junitProblem `xml:"error,omitempty"`
 		Skipped   *junitSkipped `xml:"skipped,omitempty"`
-		SystemOut string        `xml:"system-out,omitempty"`
+		SystemOut *junitText    `xml:"system-out,omitempty"`
 	}
 	junitProblem struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr,omitempty"`
-		Body    string `xml:",chardata"`
+		Body    string `xml:",cdata"`
 	}
 	junitSkipped struct {
 		Message string `xml:"message,attr"`
+	}
+	junitText struct {
+		Text string `xml:",cdata"`
 	}
 )
 
@@ -169,7 +172,9 @@ func junitRow(run *Run, row Row) junitCase {
 	if row.Output != "" {
 		out = append(out, output(row.Output))
 	}
-	c.SystemOut = strings.Join(out, "\n")
+	if len(out) > 0 {
+		c.SystemOut = &junitText{Text: strings.Join(out, "\n")}
+	}
 	return c
 }
 

@@ -118,8 +118,9 @@ func TestJUnitHostile(t *testing.T) {
 	if len(raw) > 400<<10 {
 		t.Errorf("junit.xml is %d bytes for hostile input; want it bounded", len(raw))
 	}
-	if strings.Contains(raw, "<script>") {
-		t.Error("junit.xml holds a raw <script>")
+	f := p.Suites[0].Cases[0].Failure
+	if f == nil || !strings.Contains(f.Body, "<script>alert(1)</script> | `tick`") || !strings.Contains(f.Body, "]]> end") {
+		t.Error("the failure body does not read back the store's text")
 	}
 }
 

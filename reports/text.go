@@ -107,9 +107,10 @@ func isText(b []byte) bool {
 
 // visible makes every control character of s visible as an escape: C0
 // controls other than \n and \t, DEL and C1 controls as \xNN or \u00NN,
-// bidirectional overrides as \uNNNN (so text cannot reorder what the reader
-// sees), and each byte of invalid UTF-8 as \xNN. The result holds no byte
-// below 0x20 except \n and \t.
+// bidirectional controls as \uNNNN (so text cannot reorder what the reader
+// sees), the noncharacters U+FFFE and U+FFFF (not allowed in XML) as \uNNNN,
+// and each byte of invalid UTF-8 as \xNN. The result holds no byte below
+// 0x20 except \n and \t.
 func visible(s string) string {
 	clean := true
 	for i := 0; i < len(s); {
@@ -154,7 +155,7 @@ func needsEscape(r rune, n int) bool {
 		return false
 	case r < 0x20 || r == 0x7f:
 		return true
-	case r >= 0x80 && r <= 0x9f:
+	case r >= 0x80 && r <= 0x9f, r == 0xfffe, r == 0xffff:
 		return true
 	case r == 0x200e, r == 0x200f, r == 0x061c, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 		return true
