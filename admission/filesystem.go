@@ -1,0 +1,29 @@
+package admission
+
+import "fmt"
+
+// Filesystem is what the one predicate found for a directory or a fence
+// file: "A fence lives only on a local filesystem whose flock is native".
+// Writers, holders and the hosts-fences command all use it.
+type Filesystem struct {
+	// Magic is statfs's f_type on Linux; 0 where the platform names its
+	// filesystems instead.
+	Magic uint64
+	// Name is the filesystem's name ("ext2/3/4", "tmpfs", "proc", ...), or
+	// "unknown".
+	Name string
+	// HostsFences reports whether a fence can live there.
+	HostsFences bool
+}
+
+// String is e.g. "tmpfs (0x1021994), hosts fences".
+func (f Filesystem) String() string {
+	verdict := "hosts no fence"
+	if f.HostsFences {
+		verdict = "hosts fences"
+	}
+	if f.Magic == 0 {
+		return fmt.Sprintf("%s, %s", f.Name, verdict)
+	}
+	return fmt.Sprintf("%s (%#x), %s", f.Name, f.Magic, verdict)
+}

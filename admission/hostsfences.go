@@ -1,0 +1,73 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// HostsFencesUsage is the command's usage line.
+const HostsFencesUsage = "usage: conform hosts-fences DIR..."
+
+// HostsFencesMain is `conform hosts-fences DIR...`: for each directory it
+// prints one line, "DIR<TAB>hosts fences|hosts no fence<TAB>FILESYSTEM", with
+// the predicate the writers use (StatFilesystem). args are the directories
+// ("--" ends options; no other option exists). It answers the exit code: 0
+// when every directory hosts a fence, 1 when any does not, 2 for bad usage
+// or a path that does not exist or is not a directory (reported on stderr;
+// the other directories are still answered).
+func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	} else {
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") && a != "-" {
+				fmt.Fprintf(stderr, "hosts-fences: unknown option %s\n%s\n", a, HostsFencesUsage)
+				return 2
+			}
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, HostsFencesUsage)
+		return 2
+	}
+	code := 0
+	for _, dir := range args {
+		fsys, err := hostsFences(dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "hosts-fences: %v\n", err)
+			code = 2
+			continue
+		}
+		verdict := "hosts no fence"
+		if fsys.HostsFences {
+			verdict = "hosts fences"
+		} else if code == 0 {
+			code = 1
+		}
+		if fsys.Magic != 0 {
+			fmt.Fprintf(stdout, "%s\t%s\t%s (%#x)\n", dir, verdict, fsys.Name, fsys.Magic)
+		} else {
+			fmt.Fprintf(stdout, "%s\t%s\t%s\n", dir, verdict, fsys.Name)
+		}
+	}
+	return code
+}
+
+// hostsFences answers the predicate for an existing directory.
+func hostsFences(dir string) (Filesystem, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Filesystem{}, fmt.Errorf("%s: no such directory", dir)
+		}
+		return Filesystem{}, err
+	}
+	if !info.IsDir() {
+		return Filesystem{}, fmt.Errorf("%s: not a directory", dir)
+	}
+	return StatFilesystem(dir)
+}

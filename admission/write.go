@@ -1,0 +1,56 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile writes data to path under g: "a store's write takes the
+// operation's guard and refuses one that does not hold the file's fence,
+// with nothing written". It refuses with *UncoveredError when g does not
+// cover path (or is released), and refuses to write a fence file itself.
+// The data goes to a new file beside path (close-on-exec, never following a
+// link), is synced, and replaces path by rename, so a reader sees the old
+// file or the new one, whole; the new file has mode perm.
+func WriteFile(g *Guard, path string, data []byte, perm fs.FileMode) error {
+	if filepath.Base(path) == FenceFile {
+		return fmt.Errorf("admission: %s is a fence file, not a document", path)
+	}
+	if g == nil || !g.Covers(path) {
+		return &UncoveredError{Path: path}
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("admission: write %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("admission: write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("admission: write %s: %w", path, err)
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return fmt.Errorf("admission: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		done = true
+		return fmt.Errorf("admission: write %s: %w", path, err)
+	}
+	done = true
+	return nil
+}
