@@ -76,7 +76,7 @@ func passingRun() *Run {
 // hostile is store text built to break reports: markup, table pipes,
 // backticks, control characters, invalid UTF-8, a bidi override, and a
 // mebibyte of filler.
-var hostile = "<script>alert(1)</script> | `tick` ``` \x00 \x1b[31m red \r\x7f\xff\u202e & &lt; $x$ - [a](javascript:x) ]]> end\n# heading\n" +
+var hostile = "<script>alert(1)</script> | `tick` ``` \x00 \x1b[31m red \r\x7f\xff\u202e & &lt; $x$ - [a](javascript:x) ]]> end\n# heading\n```\n" +
 	strings.Repeat("A", 1<<20)
 
 // hostileRun puts hostile text in every text field of a run.

@@ -68,21 +68,20 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 		fmt.Fprintf(b, " (%s not exercised or not run)", plural(n, "row"))
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(b, "**Store:** %s · **Seed:** %d · **Version:** %s · **Duration:** %s",
+	fmt.Fprintf(b, "- **Store:** %s\n- **Seed:** %d\n- **Version:** %s\n- **Duration:** %s\n",
 		md(run.Store), run.Seed, md(nonEmpty(run.Version, "unknown")), duration(run.Duration))
 	if !run.Start.IsZero() {
-		fmt.Fprintf(b, " · **Started:** %s", run.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
+		fmt.Fprintf(b, "- **Started:** %s\n", run.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	b.WriteString("\n")
 	if len(run.Failpoints) > 0 {
 		fps := make([]string, len(run.Failpoints))
 		for i, fp := range run.Failpoints {
 			fps[i] = md(fp)
 		}
-		fmt.Fprintf(b, "**Failpoints:** %s\n", strings.Join(fps, ", "))
+		fmt.Fprintf(b, "- **Failpoints:** %s\n", strings.Join(fps, ", "))
 	}
 	if run.LabelFilter != "" {
-		fmt.Fprintf(b, "**Label filter:** %s\n", md(run.LabelFilter))
+		fmt.Fprintf(b, "- **Label filter:** %s\n", md(run.LabelFilter))
 	}
 	b.WriteString("\n**Rows:** ")
 	for i, s := range Statuses {

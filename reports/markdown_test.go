@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func markdown(t *testing.T, run *Run) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, run); err != nil {
+		t.Fatalf("WriteMarkdown: %v", err)
+	}
+	return buf.String()
+}
+
+func TestMarkdownSample(t *testing.T) {
+	s := markdown(t, sampleRun())
+	for _, want := range []string{
+		"# ❌ conform: not conformant\n",
+		"**Rows:** ✅ 3 passed · ❌ 2 failed · ⚠️ 1 not exercised · ⏭️ 1 not run",
+		"| ❌ failed | Stale fence | ob:5, ob:fence | 1.5s |",
+		"| ⏭️ not run | Retry | ob:3 | 1.5s |",
+		"#### Failure 1 of 1: ob:1 All or nothing\n\n> A load shows a batch completely",
+		"**Expected**\n\n```\nhead record/b at version 3\n```",
+		"**Diff**\n\n```diff\n@@ heads @@\n-record/b v3\n+record/b v2\n```",
+		"```sh\nconform reproduce --seed 42 --row stale-fence\n```",
+		"#### Failure 2 of 2: ob:fence Fence leases",
+		"- **Takeover with a commit in flight** (not exercised): hold a commit in flight: the store has no in-store failpoints",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, s)
+		}
+	}
+	if got := strings.Count(s, "\n| "); got != 2+len(sampleRun().Rows) {
+		t.Errorf("report.md has %d table lines, want a header, a rule and one per row", got)
+	}
+}
+
+func TestMarkdownVerdicts(t *testing.T) {
+	if s := markdown(t, passingRun()); !strings.HasPrefix(s, "# ✅ conform: conformant\n") {
+		t.Errorf("passing run verdict: %q", strings.SplitN(s, "\n", 2)[0])
+	}
+	r := passingRun()
+	r.Rows[1].Status = StatusNotExercised
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ✅ conform: conformant (1 row not exercised or not run)\n") {
+		t.Errorf("conformant run with a row not exercised: %q", strings.SplitN(s, "\n", 2)[0])
+	}
+	r = passingRun()
+	r.Interrupted = true
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ❌ conform: not conformant\n") || !strings.Contains(s, "interrupted") {
+		t.Errorf("interrupted run:\n%s", s)
+	}
+}
+
+func TestMarkdownFenceOutrunsBackticks(t *testing.T) {
+	r := sampleRun()
+	r.Rows[2].Failures[0].Expected = "a ``` b ```` c"
+	s := markdown(t, r)
+	if !strings.Contains(s, "**Expected**\n\n`````\na ``` b ```` c\n`````\n") {
+		t.Errorf("the fence does not outrun the backticks inside:\n%s", s)
+	}
+}
+
+// ownTag matches the HTML tags WriteMarkdown writes itself.
+var ownTag = regexp.MustCompile(`^</?(br|details|summary)>`)
+
+func TestMarkdownHostile(t *testing.T) {
+	s := markdown(t, hostileRun())
+	assertNoControl(t, "report.md", s)
+	if len(s) > 400<<10 {
+		t.Errorf("report.md is %d bytes for hostile input; want it bounded", len(s))
+	}
+	if !strings.Contains(s, "bytes cut)") {
+		t.Error("report.md does not say it cut the long text")
+	}
+	inFence := ""
+	for n, line := range strings.Split(s, "\n") {
+		if inFence != "" {
+			if line == inFence {
+				inFence = ""
+			}
+			continue
+		}
+		if m := regexp.MustCompile("^(`{3,})[a-z]*$").FindStringSubmatch(line); m != nil {
+			inFence = m[1]
+			continue
+		}
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case c == '\\':
+				i++ // the next character is escaped
+			case c == '<' && !ownTag.MatchString(line[i:]):
+				t.Fatalf("line %d: unescaped < outside code: %.80q", n+1, line[i:])
+			case c == '`':
+				t.Fatalf("line %d: unescaped backtick outside code: %.80q", n+1, line[max(0, i-20):])
+			case c == '|' && !strings.HasPrefix(line, "| "):
+				t.Fatalf("line %d: unescaped pipe outside a table: %.80q", n+1, line[max(0, i-20):])
+			}
+		}
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| ---") {
+			if cells := countUnescaped(line, '|'); cells != 5 {
+				t.Errorf("line %d: table row has %d unescaped pipes, want 5: %.120q", n+1, cells, line)
+			}
+		}
+	}
+	if inFence != "" {
+		t.Error("report.md ends inside a code fence")
+	}
+}
+
+// countUnescaped counts the occurrences of c in s not escaped by a
+// backslash (itself not escaped).
+func countUnescaped(s string, c byte) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if s[i] == c {
+			n++
+		}
+	}
+	return n
+}
