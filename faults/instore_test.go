@@ -1,0 +1,397 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// atAsync calls At in a goroutine and answers its result on a channel.
+func atAsync(ctx context.Context, site Site, id hoststore.CommitID) <-chan error {
+	out := make(chan error, 1)
+	go func() { out <- At(ctx, site, id) }()
+	return out
+}
+
+// is matches one commit id.
+func is(id hoststore.CommitID) func(hoststore.CommitID) bool {
+	return func(c hoststore.CommitID) bool { return c == id }
+}
+
+// requireDisarmed fails the test unless nothing is armed, as At's fast
+// path needs.
+func requireDisarmed(t *testing.T) {
+	t.Helper()
+	if n := armed.Load(); n != 0 {
+		t.Fatalf("armed = %d after disarming everything, want 0", n)
+	}
+	reg.Lock()
+	defer reg.Unlock()
+	for _, s := range Sites {
+		if n := siteCountLocked(s); n != 0 {
+			t.Fatalf("site %s still counts %d armed", s, n)
+		}
+	}
+}
+
+func TestAtNothingArmed(t *testing.T) {
+	requireDisarmed(t)
+	for _, s := range Sites {
+		if err := At(context.Background(), s, "c1"); err != nil {
+			t.Fatalf("At(%s) with nothing armed = %v, want nil", s, err)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = At(context.Background(), CommitLocked, "c1") }); n != 0 {
+		t.Fatalf("At with nothing armed allocates %v times, want 0", n)
+	}
+}
+
+func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
+	h := HoldAt(CommitLocked, func(c hoststore.CommitID) bool { return strings.HasPrefix(string(c), "a") })
+	defer requireDisarmed(t)
+	defer h.Disarm()
+
+	if err := At(context.Background(), CommitLocked, "b1"); err != nil {
+		t.Fatalf("At(b1), not matched: %v, want nil", err)
+	}
+	if err := At(context.Background(), CommitBeforePoint, "a0"); err != nil {
+		t.Fatalf("At(a0) at another site: %v, want nil", err)
+	}
+	select {
+	case <-h.Arrived():
+		t.Fatal("Arrived closed before a matching commit reached the site")
+	default:
+	}
+	held := atAsync(context.Background(), CommitLocked, "a1")
+	<-h.Arrived()
+	// A second matching commit passes: the hold catches one.
+	if err := At(context.Background(), CommitLocked, "a2"); err != nil {
+		t.Fatalf("At(a2) while a1 is held: %v, want nil", err)
+	}
+	h.Release()
+	if err := <-held; err != nil {
+		t.Fatalf("released commit a1: %v, want nil", err)
+	}
+}
+
+func TestHoldCrash(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitBeforePoint, is("c1"))
+	defer h.Disarm()
+	held := atAsync(context.Background(), CommitBeforePoint, "c1")
+	<-h.Arrived()
+	h.Crash()
+	h.Release() // the first decision wins
+	err := <-held
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("crashed commit answered %v, want an error wrapping ErrCrashed", err)
+	}
+	if !strings.Contains(err.Error(), "c1") || !strings.Contains(err.Error(), string(CommitBeforePoint)) {
+		t.Fatalf("crash error %q names neither the commit nor the site", err)
+	}
+}
+
+func TestHoldReleasedBeforeArrivalPasses(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitAfterPoint, nil)
+	defer h.Disarm()
+	h.Release()
+	// Called on this goroutine: it would block forever if it waited.
+	if err := At(context.Background(), CommitAfterPoint, "c1"); err != nil {
+		t.Fatalf("At after an early release: %v, want nil", err)
+	}
+	select {
+	case <-h.Arrived():
+	default:
+		t.Fatal("the commit passed without taking the hold")
+	}
+}
+
+func TestHoldCrashedBeforeArrivalCrashes(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, nil)
+	defer h.Disarm()
+	h.Crash()
+	if err := At(context.Background(), CommitLocked, "c1"); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("At after an early crash: %v, want ErrCrashed", err)
+	}
+}
+
+func TestDisarmReleasesHeldCommit(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, nil)
+	held := atAsync(context.Background(), CommitLocked, "c1")
+	<-h.Arrived()
+	h.Disarm()
+	h.Disarm() // idempotent
+	if err := <-held; err != nil {
+		t.Fatalf("commit released by Disarm: %v, want nil", err)
+	}
+	if err := At(context.Background(), CommitLocked, "c2"); err != nil {
+		t.Fatalf("At after Disarm: %v, want nil", err)
+	}
+}
+
+func TestTwoHoldsReleasedIndependently(t *testing.T) {
+	defer requireDisarmed(t)
+	h1 := HoldAt(CommitLocked, is("c1"))
+	h2 := HoldAt(CommitLocked, is("c2"))
+	defer h1.Disarm()
+	defer h2.Disarm()
+	r1 := atAsync(context.Background(), CommitLocked, "c1")
+	r2 := atAsync(context.Background(), CommitLocked, "c2")
+	<-h1.Arrived()
+	<-h2.Arrived()
+	h1.Release()
+	if err := <-r1; err != nil {
+		t.Fatalf("c1 released: %v, want nil", err)
+	}
+	// Had Release let c2 go too (as pingcap's pause does for every caller),
+	// c2 would have passed with nil; crashing it proves it was still held.
+	h2.Crash()
+	if err := <-r2; !errors.Is(err, ErrCrashed) {
+		t.Fatalf("c2 crashed after c1's release: %v, want ErrCrashed", err)
+	}
+}
+
+func TestHeldCommitHonoursContext(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, nil)
+	defer h.Disarm()
+	ctx, cancel := context.WithCancel(context.Background())
+	held := atAsync(ctx, CommitLocked, "c1")
+	<-h.Arrived()
+	cancel()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Fatalf("held commit whose ctx ended: %v, want context.Canceled", err)
+	}
+	if k := hoststore.KindOf(<-atAsync(ctx, CommitBeforePoint, "c2")); k != hoststore.ErrKindNone {
+		t.Fatalf("At at an unarmed site with an ended ctx: kind %q, want none", k)
+	}
+}
+
+func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, is("c1"))
+	held := atAsync(context.Background(), CommitLocked, "c1")
+	<-h.Arrived()
+	// Other sites, and the held commit's own site, arm and disarm freely
+	// while the commit waits (pingcap's registry would deadlock on an
+	// Enable while a caller is paused).
+	for _, s := range Sites {
+		o := HoldAt(s, is("other"))
+		if err := ArmTerms(s, "sleep(0)"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ArmTerms(s, `1*return("crash")`); err != nil {
+			t.Fatal(err)
+		}
+		DisarmTerms(s)
+		o.Disarm()
+	}
+	if err := At(context.Background(), CommitAfterPoint, "c2"); err != nil {
+		t.Fatalf("another commit while c1 is held: %v, want nil", err)
+	}
+	h.Disarm()
+	if err := <-held; err != nil {
+		t.Fatalf("held commit after the arming: %v, want nil", err)
+	}
+}
+
+func TestArmTermsCountedCrash(t *testing.T) {
+	defer requireDisarmed(t)
+	if err := ArmTerms(CommitBeforePoint, `1*return("crash")`); err != nil {
+		t.Fatal(err)
+	}
+	defer DisarmTerms(CommitBeforePoint)
+	err := At(context.Background(), CommitBeforePoint, "c1")
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("first call under 1*return(\"crash\"): %v, want ErrCrashed", err)
+	}
+	for _, id := range []hoststore.CommitID{"c2", "c3"} {
+		if err := At(context.Background(), CommitBeforePoint, id); err != nil {
+			t.Fatalf("call %s after the count was spent: %v, want nil", id, err)
+		}
+	}
+	// Re-arming starts a fresh count.
+	if err := ArmTerms(CommitBeforePoint, `1*return("crash")`); err != nil {
+		t.Fatal(err)
+	}
+	if err := At(context.Background(), CommitBeforePoint, "c4"); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("first call after re-arming: %v, want ErrCrashed", err)
+	}
+}
+
+func TestArmTermsEffects(t *testing.T) {
+	cases := []struct {
+		terms string
+		crash []bool // per call
+	}{
+		{"return(true)", []bool{true, true}},
+		{"return(false)", []bool{false}},
+		{"sleep(1)", []bool{false, false}},
+		{`sleep("1ms")`, []bool{false}},
+		{"off", []bool{false}},
+		{`2*off->1*return("crash")->return(false)`, []bool{false, false, true, false, false}},
+	}
+	for _, c := range cases {
+		t.Run(c.terms, func(t *testing.T) {
+			defer requireDisarmed(t)
+			if err := ArmTerms(CommitAfterPoint, c.terms); err != nil {
+				t.Fatal(err)
+			}
+			defer DisarmTerms(CommitAfterPoint)
+			for i, want := range c.crash {
+				err := At(context.Background(), CommitAfterPoint, "c1")
+				if got := errors.Is(err, ErrCrashed); got != want || (!want && err != nil) {
+					t.Fatalf("call %d under %s: %v, want crash=%v", i, c.terms, err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTermSleepHonoursContext(t *testing.T) {
+	defer requireDisarmed(t)
+	if err := ArmTerms(CommitLocked, `sleep("1h")`); err != nil {
+		t.Fatal(err)
+	}
+	defer DisarmTerms(CommitLocked)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := At(ctx, CommitLocked, "c1"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleeping commit whose ctx ended: %v, want context.Canceled", err)
+	}
+}
+
+func TestHoldThenTermsAtOneSite(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, nil)
+	defer h.Disarm()
+	if err := ArmTerms(CommitLocked, "return(true)"); err != nil {
+		t.Fatal(err)
+	}
+	defer DisarmTerms(CommitLocked)
+	held := atAsync(context.Background(), CommitLocked, "c1")
+	<-h.Arrived()
+	h.Release()
+	if err := <-held; !errors.Is(err, ErrCrashed) {
+		t.Fatalf("released commit at a site with crash terms: %v, want ErrCrashed", err)
+	}
+}
+
+func TestTermsRefused(t *testing.T) {
+	cases := []struct{ terms, want string }{
+		{"", "empty"},
+		{"retrun(true)", "unknown action"},
+		{"return(true", `want ")"`},
+		{"return(true)x", `want "->"`},
+		{"return(true)->", "unknown action"},
+		{`return("a\"b")`, "escapes"},
+		{"return()", "empty value"},
+		{"return(yes)", "quoted string, true, false or digits"},
+		{"50%return(true)", "N%"},
+		{"12.5%return(true)", "N%"},
+		{"1.5*return(true)", "whole number"},
+		{"1return(true)", "whole number"},
+		{"pause", "HoldAt"},
+		{"1*pause", "HoldAt"},
+		{"panic", "panic"},
+		{"break", "debugger"},
+		{`print("x")`, "standard output"},
+		{"sleep", "sleep needs"},
+		{`sleep("soon")`, "sleep"},
+		{`sleep("-1s")`, "negative"},
+		{"off(1)", "no value"},
+	}
+	for _, c := range cases {
+		err := ValidateTerms(c.terms)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ValidateTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
+			continue
+		}
+		if err := ArmTerms(CommitLocked, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ArmTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
+		}
+	}
+	// Valid terms with return values an in-store site does not take.
+	for _, terms := range []string{`return("kill")`, "return(1)", "return", `1*off->return("unavailable")`} {
+		if err := ValidateTerms(terms); err != nil {
+			t.Errorf("ValidateTerms(%q) = %v, want nil", terms, err)
+		}
+		if err := ArmTerms(CommitLocked, terms); err == nil || !strings.Contains(err.Error(), `"crash", true`) {
+			t.Errorf("ArmTerms(%q) = %v, want a refusal naming the values taken", terms, err)
+		}
+	}
+	if err := ArmTerms("commit-nowhere", "return(true)"); err == nil || !strings.Contains(err.Error(), "unknown in-store site") {
+		t.Errorf("ArmTerms at an unknown site = %v, want a refusal", err)
+	}
+	requireDisarmed(t)
+}
+
+func TestHoldAtUnknownSitePanics(t *testing.T) {
+	defer func() {
+		if p := recover(); p == nil {
+			t.Fatal("HoldAt at an unknown site did not panic")
+		}
+		requireDisarmed(t)
+	}()
+	HoldAt("commit-nowhere", nil)
+}
+
+func TestAtUnknownSiteWhileArmed(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, nil)
+	defer h.Disarm()
+	if err := At(context.Background(), "commit-nowhere", "c1"); err != nil {
+		t.Fatalf("At at an unknown site: %v, want nil", err)
+	}
+}
+
+func TestDisarmTermsIdempotent(t *testing.T) {
+	DisarmTerms(CommitLocked)
+	if err := ArmTerms(CommitLocked, "return(true)"); err != nil {
+		t.Fatal(err)
+	}
+	DisarmTerms(CommitLocked)
+	DisarmTerms(CommitLocked)
+	requireDisarmed(t)
+	if err := At(context.Background(), CommitLocked, "c1"); err != nil {
+		t.Fatalf("At after DisarmTerms: %v, want nil", err)
+	}
+}
+
+func BenchmarkAtDisabled(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range Sites {
+			if err := At(ctx, s, "c1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkAtArmedOtherCommit(b *testing.B) {
+	ctx := context.Background()
+	h := HoldAt(CommitLocked, is("other"))
+	held := atAsync(ctx, CommitLocked, "other")
+	<-h.Arrived()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range Sites {
+			if err := At(ctx, s, "c1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	h.Disarm()
+	if err := <-held; err != nil {
+		b.Fatal(err)
+	}
+}
