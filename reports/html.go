@@ -28,7 +28,7 @@ type (
 		Conformant, Interrupted, Detailed                  bool
 		Failpoints                                         []string
 		Counts, Legend                                     []htmlCount
-		Obligations                                        []Obligation
+		Obligations                                        []htmlColumn
 		Rows                                               []htmlRow
 		Span                                               int // columns of the matrix
 	}
@@ -45,6 +45,10 @@ type (
 		Cells                             []htmlCell
 		Failures                          []htmlFailure
 		ChapterStart, Details, NoFailures bool
+	}
+	htmlColumn struct {
+		ID, Title, Quote string
+		InCatalogue      bool
 	}
 	htmlCell struct {
 		Ob, Class, Symbol, Label, Title string
@@ -136,25 +140,25 @@ func newHTMLView(run *Run) *htmlView {
 
 // columns returns the matrix columns: the catalogue, then obligations the
 // rows name that it lacks, in the order they first appear. All fields cut.
-func columns(run *Run) []Obligation {
-	var cols []Obligation
+func columns(run *Run) []htmlColumn {
+	var cols []htmlColumn
 	seen := map[string]bool{}
-	add := func(o Obligation) {
+	add := func(o Obligation, known bool) {
 		if !seen[o.ID] {
 			seen[o.ID] = true
-			cols = append(cols, Obligation{ID: field(o.ID), Title: field(o.Title), Quote: field(o.Quote)})
+			cols = append(cols, htmlColumn{ID: field(o.ID), Title: field(o.Title), Quote: field(o.Quote), InCatalogue: known})
 		}
 	}
 	for _, o := range run.Obligations {
-		add(o)
+		add(o, true)
 	}
 	for _, row := range run.Rows {
 		for _, id := range row.Obligations {
-			add(Obligation{ID: id})
+			add(Obligation{ID: id}, false)
 		}
 		for _, f := range row.Failures {
 			if f.Obligation != "" {
-				add(Obligation{ID: f.Obligation})
+				add(Obligation{ID: f.Obligation}, false)
 			}
 		}
 	}
@@ -162,7 +166,7 @@ func columns(run *Run) []Obligation {
 }
 
 // htmlRowOf builds the view of one row; cols are the matrix columns.
-func htmlRowOf(run *Run, i int, row Row, cols []Obligation) htmlRow {
+func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 	hr := htmlRow{
 		Index:    i,
 		Anchor:   "row-" + strconv.Itoa(i),
@@ -198,7 +202,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []Obligation) htmlRow {
 }
 
 // cells returns one matrix cell per column for row.
-func cells(row Row, name string, cols []Obligation) []htmlCell {
+func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 	checked := map[string]bool{}
 	for _, id := range row.Obligations {
 		checked[field(id)] = true

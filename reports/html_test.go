@@ -98,7 +98,11 @@ func attrs(e xml.StartElement) map[string]string {
 func TestHTMLMatrixHasOneCellPerPair(t *testing.T) {
 	run := sampleRun()
 	run.Rows[0].Obligations = append(run.Rows[0].Obligations, "ob:extra") // not in the catalogue: a column of its own
-	header, rows, order := parseMatrix(t, page(t, run))
+	s := page(t, run)
+	if n := strings.Count(s, "<em>not in the catalogue</em>"); n != 1 {
+		t.Errorf("report.html marks %d obligations as not in the catalogue, want 1 (ob:extra)", n)
+	}
+	header, rows, order := parseMatrix(t, s)
 	want := []string{"ob:1", "ob:2", "ob:3", "ob:4", "ob:5", "ob:6", "ob:7", "ob:8", "ob:9", "ob:fence", "ob:errors", "ob:extra"}
 	if strings.Join(header, " ") != strings.Join(want, " ") {
 		t.Fatalf("matrix columns = %v, want %v", header, want)

@@ -35,11 +35,12 @@ func emoji(s Status) string {
 // failed row with each failure (the obligation's quote, the message,
 // expected, got and diff in fenced code blocks, the trail) and the row's
 // repro line in a code block, then the parts not exercised. Store text is
-// cut to FieldMax per field, control characters made visible, Markdown
-// punctuation (pipes, backticks, <, and the like) escaped outside code
-// blocks, and newlines turned into <br>; code fences are longer than any run
-// of backticks inside them. Once the page passes 256 KiB, the remaining
-// failure sections are left to report.html.
+// cut to FieldMax per field (logs to OutputMax, trails to their last
+// TrailMax lines), control characters made visible, Markdown punctuation
+// (pipes, backticks, <, and the like) escaped outside code blocks, and
+// newlines turned into <br>; code fences are longer than any run of
+// backticks inside them. Once the page passes 256 KiB, the remaining
+// failures are left to report.html.
 func WriteMarkdown(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write markdown: nil run")
@@ -132,8 +133,8 @@ func mdFailures(b *bytes.Buffer, run *Run) {
 	b.WriteString("## Failures\n\n")
 	for i, row := range failed {
 		if b.Len() > mdBudget {
-			fmt.Fprintf(b, "… %s more not shown here to keep this page short; see report.html.\n\n",
-				plural(len(failed)-i, "failed row"))
+			fmt.Fprintf(b, "… %s not shown here to keep this page short; see report.html.\n\n",
+				plural(len(failed)-i, "more failed row"))
 			return
 		}
 		mdFailedRow(b, run, row)
@@ -148,6 +149,11 @@ func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
 		b.WriteString("The row failed without recording a failure.\n\n")
 	}
 	for i, f := range row.Failures {
+		if b.Len() > mdBudget {
+			fmt.Fprintf(b, "… %s of this row not shown here to keep this page short; see report.html.\n\n",
+				plural(len(row.Failures)-i, "more failure"))
+			break
+		}
 		fmt.Fprintf(b, "#### Failure %d of %d: %s\n\n", i+1, len(row.Failures), md(obligationName(run, f.Obligation)))
 		if o, ok := run.Obligation(f.Obligation); ok && o.Quote != "" {
 			fmt.Fprintf(b, "> %s\n\n", md(o.Quote))

@@ -127,3 +127,28 @@ func countUnescaped(s string, c byte) int {
 	}
 	return n
 }
+
+func TestMarkdownBudget(t *testing.T) {
+	run := sampleRun()
+	long := strings.Repeat("x", FieldMax)
+	f := Failure{Message: long, Obligation: "ob:1", Expected: long, Got: long, Diff: long}
+	run.Rows = nil
+	for i := 0; i < 100; i++ {
+		run.Rows = append(run.Rows, Row{ID: "r", Name: "row", Status: StatusFailed, Failures: []Failure{f, f, f}})
+	}
+	s := markdown(t, run)
+	if len(s) > mdBudget+64<<10 {
+		t.Errorf("report.md is %d bytes, want at most the budget and one failure more", len(s))
+	}
+	if !strings.Contains(s, "more failed rows not shown here") {
+		t.Error("report.md does not say it left failures out")
+	}
+	run.Rows = run.Rows[:1]
+	run.Rows[0].Failures = make([]Failure, 100)
+	for i := range run.Rows[0].Failures {
+		run.Rows[0].Failures[i] = f
+	}
+	if s := markdown(t, run); len(s) > mdBudget+64<<10 || !strings.Contains(s, "more failures of this row not shown here") {
+		t.Errorf("one row with 100 failures: %d bytes, cut note present: %v", len(s), strings.Contains(s, "not shown here"))
+	}
+}
