@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -142,4 +143,20 @@ func (e *UncoveredError) Error() string {
 
 func unavailable(c Cause, path, detail string, err error) *UnavailableError {
 	return &UnavailableError{Cause: c, Path: path, Detail: detail, Err: err}
+}
+
+// CauseOf answers the cause of the *UnavailableError in err's chain; ok is
+// false when there is none.
+func CauseOf(err error) (c Cause, ok bool) {
+	var u *UnavailableError
+	if errors.As(err, &u) {
+		return u.Cause, true
+	}
+	return 0, false
+}
+
+// IsInProgress reports whether err's chain holds an *InProgressError.
+func IsInProgress(err error) bool {
+	var p *InProgressError
+	return errors.As(err, &p)
 }

@@ -129,7 +129,10 @@ func openFence(dfd int, path string, create bool) (int, error) {
 		if !errors.Is(err, unix.ENOENT) {
 			return -1, openRefusal(dfd, path, err)
 		}
-		err = retry(func() (err error) { fd, err = unix.Openat(dfd, FenceFile, flags|unix.O_CREAT|unix.O_EXCL, fenceMode); return err })
+		err = retry(func() (err error) {
+			fd, err = unix.Openat(dfd, FenceFile, flags|unix.O_CREAT|unix.O_EXCL, fenceMode)
+			return err
+		})
 		if errors.Is(err, unix.EEXIST) {
 			continue // another participant created it first: open theirs
 		}
