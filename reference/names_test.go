@@ -21,7 +21,7 @@ func TestTreeAgainstSortedSet(t *testing.T) {
 	}
 	var snaps []snap
 	for i := 0; i < 3000; i++ {
-		k := hoststore.ScopeName(string(rune('a' + rng.IntN(20)))) + hoststore.ScopeName(string(rune('a'+rng.IntN(20))))
+		k := hoststore.ScopeName(string(rune('a'+rng.IntN(20)))) + hoststore.ScopeName(string(rune('a'+rng.IntN(20))))
 		at, found := slices.BinarySearch(set, k)
 		if rng.IntN(3) == 0 {
 			root = treeRemove(root, k)
