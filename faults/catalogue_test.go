@@ -1,0 +1,151 @@
+package faults
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+func TestCatalogueEntries(t *testing.T) {
+	cat := Catalogue()
+	var want []string
+	for _, s := range Sites {
+		want = append(want, string(s))
+	}
+	for _, s := range WrapSites {
+		want = append(want, string(s))
+	}
+	if len(cat) != len(want) {
+		t.Fatalf("catalogue has %d entries, want %d", len(cat), len(want))
+	}
+	for i, e := range cat {
+		if e.Name != want[i] {
+			t.Errorf("entry %d is %q, want %q (stable order: in-store sites in commit order, then wrapper sites)", i, e.Name, want[i])
+		}
+		if e.Failpath != FailpathPrefix+e.Name {
+			t.Errorf("entry %q: failpath %q, want %q", e.Name, e.Failpath, FailpathPrefix+e.Name)
+		}
+		wantLayer := LayerInStore
+		if i >= len(Sites) {
+			wantLayer = LayerWrapper
+		}
+		if e.Layer != wantLayer {
+			t.Errorf("entry %q: layer %q, want %q", e.Name, e.Layer, wantLayer)
+		}
+		if e.Doc == "" || e.Effects == "" || strings.Contains(e.Doc, "\n") || strings.Contains(e.Effects, "\n") {
+			t.Errorf("entry %q: want one doc line and one effects line, got %q / %q", e.Name, e.Doc, e.Effects)
+		}
+	}
+	cat[0].Name = "changed"
+	if Catalogue()[0].Name != string(CommitLocked) {
+		t.Fatal("changing Catalogue's answer changed the catalogue")
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, e := range Catalogue() {
+		for _, key := range []string{e.Name, e.Failpath} {
+			got, ok := Lookup(key)
+			if !ok || got != e {
+				t.Errorf("Lookup(%q) = %+v, %v; want %q", key, got, ok, e.Name)
+			}
+		}
+	}
+	for _, key := range []string{"", "commit", "conform/", "conform/commit-nowhere", "wrap/commit"} {
+		if _, ok := Lookup(key); ok {
+			t.Errorf("Lookup(%q) found an entry", key)
+		}
+	}
+}
+
+func TestParseFailpointFlag(t *testing.T) {
+	good := []struct{ flag, name, terms string }{
+		{`commit-locked=1*return("crash")`, "commit-locked", `1*return("crash")`},
+		{`conform/commit-after-point=sleep(5)`, "commit-after-point", `sleep(5)`},
+		{`wrap/commit-before-send=return("unavailable")`, "wrap/commit-before-send", `return("unavailable")`},
+		{`conform/wrap/commit-after-answer=2*off->return("kill")`, "wrap/commit-after-answer", `2*off->return("kill")`},
+	}
+	for _, c := range good {
+		e, terms, err := ParseFailpointFlag(c.flag)
+		if err != nil || e.Name != c.name || terms != c.terms {
+			t.Errorf("ParseFailpointFlag(%q) = %q, %q, %v; want %q, %q", c.flag, e.Name, terms, err, c.name, c.terms)
+		}
+	}
+	bad := []struct{ flag, want string }{
+		{"commit-locked", "want name=terms"},
+		{`commit-nowhere=return("crash")`, `unknown failpoint name "commit-nowhere"`},
+		{`=return("crash")`, "unknown failpoint name"},
+		{"commit-locked=", "terms: failpoint terms are empty"},
+		{"commit-locked=50%return(true)", "terms:"},
+		{"commit-locked=pause", "HoldAt"},
+		{`commit-locked=return("kill")`, `"crash", true`},
+		{`wrap/commit-before-send=return("crash")`, `"kill", "unavailable" or "indeterminate"`},
+		{`wrap/commit-after-answer=return("unavailable")`, `"kill" or "indeterminate"`},
+	}
+	for _, c := range bad {
+		_, _, err := ParseFailpointFlag(c.flag)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseFailpointFlag(%q) = %v, want an error containing %q", c.flag, err, c.want)
+		}
+	}
+	if Armed() != 0 {
+		t.Fatalf("parsing armed something: Armed() = %d", Armed())
+	}
+}
+
+func TestArmDisarmInStore(t *testing.T) {
+	e, terms, err := ParseFailpointFlag(`commit-before-point=1*return("crash")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Arm(e, terms); err != nil {
+		t.Fatal(err)
+	}
+	if err := At(ctx0, CommitBeforePoint, "c1"); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("At under an armed entry: %v, want ErrCrashed", err)
+	}
+	Disarm(e)
+	if n := Armed(); n != 0 {
+		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	}
+}
+
+func TestArmDisarmWrapper(t *testing.T) {
+	e, terms, err := ParseFailpointFlag(`wrap/commit-before-send=return("unavailable")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Arm(e, terms); err != nil {
+		t.Fatal(err)
+	}
+	s := Wrap(&fakeStore{})
+	if err := s.Commit(ctx0, batch(t, "c1")); hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
+		t.Fatalf("commit under an armed wrapper entry: %v, want Unavailable", err)
+	}
+	Disarm(e)
+	if err := s.Commit(ctx0, batch(t, "c2")); err != nil {
+		t.Fatalf("commit after Disarm: %v, want nil", err)
+	}
+	if n := Armed(); n != 0 {
+		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	}
+}
+
+func TestArmRefuses(t *testing.T) {
+	e, _ := Lookup(string(CommitLocked))
+	if err := Arm(e, `return("kill")`); err == nil {
+		t.Error("Arm took a wrapper's return value at an in-store entry")
+	}
+	if err := Arm(Entry{Name: "commit-nowhere", Layer: LayerInStore}, "return(true)"); err == nil || !strings.Contains(err.Error(), "not in the catalogue") {
+		t.Errorf("Arm of an unknown entry = %v, want a refusal", err)
+	}
+	if err := Arm(Entry{Name: string(CommitLocked), Layer: LayerWrapper}, `return("kill")`); err == nil {
+		t.Error("Arm took an entry whose layer is not the catalogue's")
+	}
+	Disarm(Entry{Name: "commit-nowhere", Layer: "elsewhere"})
+	if n := Armed(); n != 0 {
+		t.Fatalf("Armed() = %d after refusals, want 0", n)
+	}
+}
