@@ -1,0 +1,47 @@
+package chapters
+
+import "github.com/conform-spi/conform/reports"
+
+// Obligation IDs, as the labels "ob:N" select them.
+const (
+	ObAllOrNothing = "ob:1"
+	ObDurable      = "ob:2"
+	ObRetry        = "ob:3"
+	ObVersionChain = "ob:4"
+	ObFencing      = "ob:5"
+	ObRemoval      = "ob:6"
+	ObOrder        = "ob:7"
+	ObIndependence = "ob:8"
+	ObListing      = "ob:9"
+	ObFenceLease   = "ob:fence"
+	ObErrors       = "ob:errors"
+	ObOperations   = "ob:ops"
+)
+
+// Obligations is the catalogue the chapter checks: the nine obligations of
+// the Host Store SPI, the fence-lease rules, the operations' own answers and
+// the error contract, each with the spec's words.
+var Obligations = []reports.Obligation{
+	{ID: ObAllOrNothing, Title: "All or nothing", Quote: "A load shows a batch completely, in every scope it touches, or not at all."},
+	{ID: ObDurable, Title: "Durable once acknowledged", Quote: "After commit answers Ok, the batch survives a writer crash, and every later load shows it, from this writer or any later one, unless obligation 5 hides it."},
+	{ID: ObRetry, Title: "Idempotent retry", Quote: "A commit id sent twice acts once. A store may refuse the duplicate or collapse it at load; answering Ok to a retry of a batch that already landed is the usual way."},
+	{ID: ObVersionChain, Title: "One version chain per scope", Quote: "If two exist anyway (a fenced-out writer, a bug), every load must resolve them the same way. [...] a batch that loses in one scope is invisible in all of them. Whatever the rule, a batch carrying a lower fence token never beats one carrying a higher token at the same version."},
+	{ID: ObFencing, Title: "Fencing", Quote: "After a token is acquired, a batch carrying a lower token whose commit point comes later never becomes visible. Every batch whose commit point comes before the acquire stays visible, whether or not its writer saw the acknowledgement: a load after the acquire shows it."},
+	{ID: ObRemoval, Title: "Logical removal", Quote: "Truncate, drop and delete take effect for loads together with their batch."},
+	{ID: ObOrder, Title: "Order", Quote: "Rows load in commit order."},
+	{ID: ObIndependence, Title: "Independence", Quote: "No realm-wide lock, pointer, sequence or transaction on the commit path, and scopes commit concurrently."},
+	{ID: ObListing, Title: "Listing", Quote: "A scope is listed once its creating batch is visible, and not after its deletion."},
+	{ID: ObFenceLease, Title: "Fence leases", Quote: "acquire_fence answers a token higher than any acquired before in the realm, durably, and records the new holder's lease. With Exclusive, a live holder makes it answer Held. With Takeover, it supersedes any holder and reports what remained of that holder's lease (zero when no holder was live). renew_fence confirms that no token higher than token exists, and records a new lease for its holder from now, also when that holder's last lease has lapsed. Answers FencedOut when a higher token exists."},
+	{ID: ObOperations, Title: "Operations", Quote: "load_head: the scope's visible head, or None when the scope was never created or was deleted. list_heads: visible scopes of kind whose names sort after after, in name order by the bytes of their names, at most limit; next is None when the listing has ended. read_rows: the scope's visible rows from index from, in index order, at most limit, ending early at the scope's end. A from below the first visible row is Invalid. A scope that does not exist has no rows. commit: applies one batch atomically. Ok means durable."},
+	{ID: ObErrors, Title: "Error contract", Quote: "Answer Unavailable only when nothing was applied. When you cannot tell whether a commit landed, answer Indeterminate. (Go shape: a store answers one of the six error types, or ctx.Err() when the context ended.)"},
+}
+
+// ObligationByID finds an obligation in the catalogue.
+func ObligationByID(id string) (reports.Obligation, bool) {
+	for _, o := range Obligations {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return reports.Obligation{}, false
+}

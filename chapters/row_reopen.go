@@ -1,0 +1,121 @@
+package chapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+func asErr[T error](err error, target *T) bool { return err != nil && errors.As(err, target) }
+
+// rowReopen is row 2: "A new process loads what an earlier one committed:
+// heads, versions, commit ids and rows."
+func rowReopen() *Row {
+	r := &Row{
+		ID:          "reopen",
+		Name:        "Reopen",
+		Obligations: []string{ObDurable, ObRemoval, ObOrder, ObListing, ObOperations},
+		DependsOn:   "nothing: it takes the fence itself (lapsing a live holder's lease the way Core does)",
+	}
+	r.register = func(re *rowEnv) {
+		re.It("loads in a new process what an earlier one committed, across all four kinds, with truncations, drops and deletes", []string{ObDurable, ObRemoval, ObOrder, ObListing}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			scopes := e.randomHistory(ctx, w, 12, 40)
+			e.Note("the writer itself shows what it committed")
+			e.CheckScopes(ctx, w, ObDurable, scopes...)
+
+			e.Note("a new process, after the writer is killed, loads the same")
+			w.Kill()
+			q := e.NewWriter(ctx)
+			e.CheckScopes(ctx, q, ObDurable, scopes...)
+			for _, k := range hoststore.AllKinds {
+				e.CheckListing(ctx, q, k, 5)
+			}
+			e.Note("a process that never acquires loads the same")
+			r := e.MustOpen(ctx)
+			e.CheckScopes(ctx, r, ObDurable, scopes...)
+			r.Kill()
+		})
+		re.It("keeps what was committed across a graceful close and a kill, one after another", []string{ObDurable}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			s := e.Scope(hoststore.KindSession, "closed")
+			for i := 0; i < 3; i++ {
+				e.Commit(ctx, w, e.Batch(w, "close", e.Up(s, WithHead(e.Payload(fmt.Sprintf("h%d-", i), 24)), WithAppend(e.Payload("row-", 40)))), ObDurable)
+				if i%2 == 0 {
+					w.closeQuietly()
+					w.Kill()
+				} else {
+					w.Kill()
+				}
+				w = e.NewWriter(ctx)
+				e.CheckScope(ctx, w, s, ObDurable)
+			}
+		})
+	}
+	return r
+}
+
+// randomHistory commits a seeded random history of n batches over about
+// nScopes scopes of every kind, with creates, appends, head changes,
+// truncations, drops and deletes, and answers every scope it touched.
+func (e *Env) randomHistory(ctx context.Context, w *Proc, nScopes, n int) []hoststore.ScopeRef {
+	rng := e.Rand()
+	var pool []hoststore.ScopeRef
+	for i := 0; i < nScopes; i++ {
+		k := hoststore.AllKinds[i%len(hoststore.AllKinds)]
+		pool = append(pool, e.Scope(k, fmt.Sprintf("s%02d", i)))
+	}
+	deleted := map[hoststore.ScopeRef]bool{}
+	for i := 0; i < n; i++ {
+		var ups []hoststore.ScopeUpdate
+		used := map[hoststore.ScopeRef]bool{}
+		width := 1 + rng.IntN(3)
+		for j := 0; j < width; j++ {
+			s := pool[rng.IntN(len(pool))]
+			if used[s] || deleted[s] {
+				continue
+			}
+			used[s] = true
+			ups = append(ups, e.randomUpdate(s, &deleted))
+		}
+		if len(ups) == 0 {
+			continue
+		}
+		e.Commit(ctx, w, e.Batch(w, "hist", ups...), ObDurable)
+	}
+	return pool
+}
+
+func (e *Env) randomUpdate(s hoststore.ScopeRef, deleted *map[hoststore.ScopeRef]bool) hoststore.ScopeUpdate {
+	rng := e.Rand()
+	start, end, exists := e.Model.Bounds(s)
+	var opts []UpOpt
+	if !exists {
+		rows := rng.IntN(4)
+		for i := 0; i < rows; i++ {
+			opts = append(opts, WithAppend(e.Payload("r", 1+rng.IntN(60))))
+		}
+		return e.Up(s, append(opts, WithHead(e.Payload("head-", rng.IntN(80))))...)
+	}
+	if rng.IntN(14) == 0 {
+		(*deleted)[s] = true
+		return e.Up(s, WithDelete())
+	}
+	switch rng.IntN(5) {
+	case 0:
+		t := start + hoststore.RowIndex(rng.IntN(int(end-start)+2))
+		opts = append(opts, WithTruncate(t))
+	case 1:
+		d := start + hoststore.RowIndex(rng.IntN(int(end-start)+3))
+		opts = append(opts, WithDrop(d))
+	}
+	for i := rng.IntN(4); i > 0; i-- {
+		opts = append(opts, WithAppend(e.Payload("r", rng.IntN(90))))
+	}
+	if rng.IntN(2) == 0 {
+		opts = append(opts, WithHead(e.Payload("head-", rng.IntN(80))))
+	}
+	return e.Up(s, opts...)
+}

@@ -1,0 +1,112 @@
+package chapters
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// rowRetry is row 7: "A commit id sent again acts once, from the same
+// handle or a new one."
+func rowRetry() *Row {
+	r := &Row{
+		ID:          "retry",
+		Name:        "Retry",
+		Obligations: []string{ObRetry, ObOrder},
+		DependsOn:   "nothing: each spec takes the fence itself and creates its own scopes",
+	}
+	r.register = func(re *rowEnv) {
+		re.It("acts once when a landed commit id is sent again from the same handle", []string{ObRetry}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			b := e.retryBatch(ctx, w, "same")
+			e.Commit(ctx, w, b, ObRetry)
+			e.resend(ctx, w, b)
+		})
+		re.It("acts once when a landed commit id is sent again from a new handle", []string{ObRetry}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			b := e.retryBatch(ctx, w, "new-handle")
+			e.Commit(ctx, w, b, ObRetry)
+			q := e.MustOpen(ctx)
+			e.resend(ctx, q, b)
+			q.Kill()
+		})
+		re.It("acts once when a landed commit id is sent again after its scopes moved on, from a new process", []string{ObRetry}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			b := e.retryBatch(ctx, w, "moved-on")
+			e.Commit(ctx, w, b, ObRetry)
+			var ups []hoststore.ScopeUpdate
+			for _, s := range b.Scopes() {
+				ups = append(ups, e.Up(s, WithAppend([]byte("later")), WithHead([]byte("later"))))
+			}
+			e.Commit(ctx, w, e.Batch(w, "later", ups...), ObRetry)
+			w.Kill()
+			q := e.NewWriter(ctx)
+			e.resend(ctx, q, b)
+		})
+		re.It("acts once when the same commit id is sent twice at once, from two handles", []string{ObRetry}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			b := e.retryBatch(ctx, w, "concurrent")
+			q := e.MustOpen(ctx)
+			var h *faults.Hold
+			if e.ProbeInStore(ctx, faults.CommitLocked) {
+				h = faults.HoldAt(faults.CommitLocked, matchID(b.CommitID()))
+				defer h.Disarm()
+			} else {
+				e.NotExercised("holding the first send inside the store while the second arrives", "the store does not call the in-store failpoint commit-locked; both sends race instead")
+			}
+			first := goCommit(ctx, w, b)
+			if h != nil && !e.waitArrived(ctx, h, first) {
+				return
+			}
+			second := goCommit(ctx, q, b)
+			if h != nil {
+				h.Release()
+			}
+			e1, e2 := <-first, <-second
+			for _, err := range []error{e1, e2} {
+				if err != nil && !retryRefusal(err) && hoststore.KindOf(err) != hoststore.ErrKindIndeterminate && hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
+					e.Fail(ObRetry, "a duplicate send answered an error that is neither Ok nor a refusal", "Ok or a refusal of the duplicate", errText(err))
+				}
+			}
+			if !e.Settle(ctx, w, b) {
+				if e1 == nil || e2 == nil {
+					e.Fail(ObDurable, "a batch answered Ok is not visible", "visible", "not visible")
+				}
+				e.Fail(ObRetry, "neither of two sends of one batch landed", "one of them lands", fmt.Sprintf("%s; %s", errText(e1), errText(e2)))
+			}
+			e.CheckScopes(ctx, w, ObRetry, b.Scopes()...)
+			r := e.MustOpen(ctx)
+			e.CheckScopes(ctx, r, ObRetry, b.Scopes()...)
+			r.Kill()
+			q.Kill()
+		})
+	}
+	return r
+}
+
+// retryBatch creates two scopes and builds a batch over both that appends
+// rows, so a batch applied twice shows twice the rows.
+func (e *Env) retryBatch(ctx context.Context, w *Proc, tag string) *hoststore.CommitBatch {
+	a := e.Scope(hoststore.KindSession, tag+"/a")
+	c := e.Scope(hoststore.KindIdentity, tag+"/b")
+	e.Commit(ctx, w, e.Batch(w, "setup", e.Up(a, WithHead([]byte("a0"))), e.Up(c, WithHead([]byte("b0")), WithAppend([]byte("b-row0")))), ObDurable)
+	return e.Batch(w, tag, e.Up(a, WithHead([]byte("a1")), WithAppend([]byte("a-row0"), []byte("a-row1"))), e.Up(c, WithAppend([]byte("b-row1"))))
+}
+
+// resend sends a landed batch again from p and checks it acted once: an Ok
+// or a refusal of the duplicate, and the realm exactly as the model (which
+// has the batch once).
+func (e *Env) resend(ctx context.Context, p *Proc, b *hoststore.CommitBatch) {
+	err := p.Commit(ctx, b)
+	if err != nil && !retryRefusal(err) {
+		e.Fail(ObRetry, fmt.Sprintf("a second send of landed batch %q answered neither Ok nor a refusal of the duplicate", b.CommitID()), "Ok (or the duplicate refused)", errText(err))
+	}
+	e.CheckScopes(ctx, p, ObRetry, b.Scopes()...)
+	r := e.MustOpen(ctx)
+	e.CheckScopes(ctx, r, ObRetry, b.Scopes()...)
+	r.Kill()
+	e.Note("the chain goes on after the retry")
+	e.killContinue(ctx, e.Writer(ctx), b.Scopes())
+}

@@ -1,0 +1,183 @@
+package harness
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/reports"
+)
+
+// collect turns Ginkgo's report into the report model: one row per chapter
+// row, in chapter order, each aggregating its specs.
+func (s *suite) collect(r Report) *reports.Run {
+	o := s.opts
+	start := s.start
+	if start.IsZero() {
+		start = r.StartTime
+	}
+	run := &reports.Run{
+		Schema:      reports.SchemaVersion,
+		Tool:        "conform",
+		Version:     Version,
+		Store:       o.Store,
+		Seed:        int64(o.Seed),
+		Start:       start,
+		Duration:    time.Since(start),
+		Failpoints:  sortedCopy(o.Failpoints),
+		LabelFilter: o.LabelFilter,
+		Obligations: chapters.Obligations,
+	}
+	for _, reason := range r.SpecialSuiteFailureReasons {
+		if strings.Contains(reason, "Interrupted") {
+			run.Interrupted = true
+		}
+	}
+	byRow := map[string]*reports.Row{}
+	for _, row := range chapters.HostStoreRows() {
+		rr := &reports.Row{
+			Chapter:     chapters.ChapterHostStore,
+			ID:          row.ID,
+			Name:        row.Name,
+			Spec:        row.Name,
+			Labels:      []string{"chapter:" + chapters.ChapterHostStore, "row:" + row.ID},
+			Obligations: row.Obligations,
+			Status:      reports.StatusNotRun,
+			Repro:       ReproLine(Repro{Seed: o.Seed, Row: row.ID, Failpoints: o.Failpoints, Store: o.Store}),
+		}
+		byRow[row.ID] = rr
+		run.Rows = append(run.Rows, *rr)
+	}
+	agg := map[string][]SpecReport{}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			if sr.State.Is(types.SpecStateFailureStates) {
+				// A suite-level node failed (BeforeAll, a reporter): every row carries it.
+				for id := range byRow {
+					agg[id] = append(agg[id], sr)
+				}
+			}
+			continue
+		}
+		id := rowOf(sr.Labels())
+		if _, ok := byRow[id]; ok {
+			agg[id] = append(agg[id], sr)
+		}
+	}
+	for i := range run.Rows {
+		row := &run.Rows[i]
+		aggregate(row, agg[row.ID], run.Interrupted)
+	}
+	return run
+}
+
+func rowOf(labels []string) string {
+	for _, l := range labels {
+		if id, ok := strings.CutPrefix(l, "row:"); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// aggregate sets a row's status from its specs: failed if any failed;
+// passed if any passed (with the parts not exercised listed); not exercised
+// if specs ran but none could reach what it checks; else not run.
+func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
+	var passed, failed, notEx bool
+	for _, sr := range specs {
+		row.Duration += sr.RunTime
+		st := specStatus(sr)
+		text := sr.LeafNodeText
+		if text == "" {
+			text = sr.LeafNodeType.String()
+		}
+		for _, e := range sr.ReportEntries {
+			switch e.Name {
+			case chapters.EntryNotExercised, chapters.EntryNothingExercised:
+				row.NotExercised = append(row.NotExercised, text+": "+e.StringRepresentation())
+			}
+		}
+		switch st {
+		case reports.StatusPassed:
+			passed = true
+		case reports.StatusNotExercised:
+			notEx = true
+		case reports.StatusFailed:
+			failed = true
+			row.Failures = append(row.Failures, failureOf(sr, text))
+		}
+		if sr.CapturedGinkgoWriterOutput != "" {
+			row.Output += reports.Clip(sr.CapturedGinkgoWriterOutput, 4096)
+		}
+	}
+	switch {
+	case failed:
+		row.Status = reports.StatusFailed
+	case passed:
+		row.Status = reports.StatusPassed
+	case notEx:
+		row.Status = reports.StatusNotExercised
+	default:
+		row.Status = reports.StatusNotRun
+		if interrupted {
+			row.NotExercised = append(row.NotExercised, "the run was interrupted before this row")
+		}
+	}
+	if row.Status != reports.StatusFailed {
+		row.Repro = ""
+	}
+}
+
+// specStatus maps one spec's Ginkgo state onto the report's statuses.
+func specStatus(sr SpecReport) reports.Status {
+	switch {
+	case sr.State == types.SpecStatePassed:
+		return reports.StatusPassed
+	case sr.State == types.SpecStateInterrupted || sr.State == types.SpecStateAborted && sr.Failure.Message == "":
+		return reports.StatusNotRun
+	case sr.State.Is(types.SpecStateFailureStates):
+		return reports.StatusFailed
+	case hasEntry(sr, chapters.EntryNothingExercised):
+		return reports.StatusNotExercised
+	}
+	return reports.StatusNotRun
+}
+
+func hasEntry(sr SpecReport, name string) bool {
+	for _, e := range sr.ReportEntries {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// failureOf builds the report's failure from the spec: the structured one
+// the row recorded, or, for a failure the row did not describe (a timeout,
+// a panic in the harness), Ginkgo's own message.
+func failureOf(sr SpecReport, text string) reports.Failure {
+	for _, e := range sr.ReportEntries {
+		if e.Name != chapters.EntryFailure {
+			continue
+		}
+		var f reports.Failure
+		if err := json.Unmarshal([]byte(e.StringRepresentation()), &f); err == nil {
+			f.Message = text + ": " + f.Message
+			f.Location = sr.Failure.Location.String()
+			return f
+		}
+	}
+	msg := sr.Failure.Message
+	if sr.State == types.SpecStateTimedout {
+		msg = "the spec exceeded its time bound: " + msg
+	}
+	if sr.State == types.SpecStatePanicked {
+		msg = "the spec panicked: " + msg + "\n" + sr.Failure.ForwardedPanic
+	}
+	return reports.Failure{Message: text + ": " + msg, Obligation: chapters.ObErrors, Location: sr.Failure.Location.String()}
+}

@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/conform-spi/conform/faults"
+)
+
+// Repro names one run again exactly: the seed, the row (or "" for every
+// row), the failpoint terms armed, and the store (for the command). Its
+// String form is the one-line repro a failure ends with; ParseRepro reads
+// it back.
+type Repro struct {
+	Seed       uint64
+	Row        string
+	Failpoints []string
+	Store      string
+}
+
+const reproVersion = "v1"
+
+// String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…`, with
+// values query-escaped so that terms and URLs survive a shell's single
+// quotes.
+func (r Repro) String() string {
+	parts := []string{reproVersion, "seed=" + strconv.FormatUint(r.Seed, 10)}
+	if r.Row != "" {
+		parts = append(parts, "row="+url.QueryEscape(r.Row))
+	}
+	for _, fp := range r.Failpoints {
+		parts = append(parts, "fp="+url.QueryEscape(fp))
+	}
+	if r.Store != "" {
+		parts = append(parts, "store="+url.QueryEscape(r.Store))
+	}
+	return strings.Join(parts, ";")
+}
+
+// ParseRepro reads a repro token, refusing anything it does not know with
+// an error that names the part.
+func ParseRepro(s string) (Repro, error) {
+	s = strings.TrimSpace(s)
+	parts := strings.Split(s, ";")
+	if len(parts) == 0 || parts[0] != reproVersion {
+		return Repro{}, fmt.Errorf("repro %q: it must start with %q", s, reproVersion)
+	}
+	var r Repro
+	seenSeed := false
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return Repro{}, fmt.Errorf("repro: part %q is not key=value", p)
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			return Repro{}, fmt.Errorf("repro: part %q: %v", p, err)
+		}
+		switch k {
+		case "seed":
+			n, err := strconv.ParseUint(val, 10, 64)
+			if err != nil {
+				return Repro{}, fmt.Errorf("repro: seed %q is not a number", val)
+			}
+			r.Seed, seenSeed = n, true
+		case "row":
+			r.Row = val
+		case "fp":
+			if _, _, err := faults.ParseFailpointFlag(val); err != nil {
+				return Repro{}, fmt.Errorf("repro: %v", err)
+			}
+			r.Failpoints = append(r.Failpoints, val)
+		case "store":
+			r.Store = val
+		default:
+			return Repro{}, fmt.Errorf("repro: unknown part %q", k)
+		}
+	}
+	if !seenSeed {
+		return Repro{}, fmt.Errorf("repro %q: no seed", s)
+	}
+	return r, nil
+}
+
+// ReproLine is the line a failure ends with: the command that runs it again,
+// and the go test form.
+func ReproLine(r Repro) string {
+	tok := r.String()
+	return fmt.Sprintf("conform reproduce '%s'   (under go test: CONFORM_REPRO='%s' go test ./...)", tok, tok)
+}
+
+func sortedCopy(ss []string) []string {
+	out := append([]string(nil), ss...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,220 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/reports"
+)
+
+// suite is the state of the one run a process holds: Ginkgo runs one suite
+// per process.
+type suite struct {
+	opts  Options
+	start time.Time
+	armed []faults.Entry
+
+	mu     sync.Mutex
+	result *reports.Run
+	err    error
+}
+
+// Register adds conform's chapters to the caller's own Ginkgo suite, for
+// newRealm, and a ReportAfterSuite that writes the reports. It answers
+// true, so a suite file can say `var _ = harness.Register(newRealm)`. The
+// run's settings come from opts and the CONFORM_* environment; Ginkgo's
+// own flags (-ginkgo.label-filter) select rows as usual.
+func Register(newRealm NewRealm, opts ...Option) bool {
+	o, err := resolve(opts)
+	if err != nil {
+		panic("conform: " + err.Error())
+	}
+	s := &suite{opts: o}
+	s.register(newRealm)
+	return true
+}
+
+func (s *suite) register(newRealm NewRealm) {
+	o := s.opts
+	cfg := chapters.Config{
+		NewRealm:   newRealm,
+		Seed:       o.Seed,
+		RowTimeout: o.RowTimeout,
+		Repro: func(rowID string) string {
+			return ReproLine(Repro{Seed: o.Seed, Row: rowID, Failpoints: o.Failpoints, Store: o.Store})
+		},
+	}
+	BeforeSuite(func() {
+		s.start = time.Now()
+		if err := s.arm(); err != nil {
+			Fail("conform: " + err.Error())
+		}
+	})
+	chapters.HostStore(cfg)
+	if o.Progress != nil {
+		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
+	}
+	ReportAfterSuite("conform reports", func(r Report) {
+		s.disarm()
+		run := s.collect(r)
+		s.mu.Lock()
+		s.result = run
+		s.mu.Unlock()
+		if o.Result != nil {
+			*o.Result = run
+		}
+		if o.ReportDir != "-" {
+			if err := reports.WriteAll(o.ReportDir, run); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+				Fail("conform: writing the reports: " + err.Error())
+			}
+		}
+		if o.Progress != nil {
+			summary(o.Progress, run, o.ReportDir)
+		}
+	})
+}
+
+// arm arms the run's failpoints; a bad one fails the suite before any row.
+func (s *suite) arm() error {
+	for _, fp := range s.opts.Failpoints {
+		e, terms, err := faults.ParseFailpointFlag(fp)
+		if err != nil {
+			return err
+		}
+		if err := faults.Arm(e, terms); err != nil {
+			return err
+		}
+		s.armed = append(s.armed, e)
+	}
+	return nil
+}
+
+func (s *suite) disarm() {
+	for _, e := range s.armed {
+		faults.Disarm(e)
+	}
+	s.armed = nil
+}
+
+// Run runs every chapter over newRealm from a plain `go test` and writes
+// the reports; it answers the run's report model (nil if the run never
+// reached its end). t fails when the store is not conformant. Call it once
+// per test binary: Ginkgo runs one suite per process.
+func Run(t *testing.T, newRealm NewRealm, opts ...Option) *reports.Run {
+	t.Helper()
+	o, err := resolve(opts)
+	if err != nil {
+		t.Fatalf("conform: %v", err)
+	}
+	s := &suite{opts: o}
+	s.register(newRealm)
+	sc, rc := GinkgoConfiguration()
+	sc.LabelFilter = joinFilters(sc.LabelFilter, o.LabelFilter)
+	t.Logf("conform %s: seed %d, reports in %s", Version, o.Seed, o.ReportDir)
+	RunSpecs(t, "conform", sc, rc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result
+}
+
+// failRecorder is the GinkgoTestingT of a run outside `go test`.
+type failRecorder struct{ failed bool }
+
+func (f *failRecorder) Fail() { f.failed = true }
+
+// RunBinary runs every chapter over newRealm outside `go test` (the
+// command), with Ginkgo's own output silenced in favour of o.Progress. It
+// answers the report model; an error only when the run could not be made.
+func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
+	o, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.Progress != nil {
+		formatter.ColorableStdOut = io.Discard
+	}
+	s := &suite{opts: o}
+	s.register(newRealm)
+	sc, rc := GinkgoConfiguration()
+	sc.LabelFilter = o.LabelFilter
+	sc.Timeout = 24 * time.Hour
+	rc.NoColor = true
+	if _, err := types.ParseLabelFilter(sc.LabelFilter); err != nil {
+		return nil, fmt.Errorf("label filter %q: %v", sc.LabelFilter, err)
+	}
+	RunSpecs(&failRecorder{}, "conform", sc, rc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.result == nil {
+		return nil, fmt.Errorf("the run ended without a report")
+	}
+	return s.result, s.err
+}
+
+func joinFilters(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return "(" + a + ") && (" + b + ")"
+}
+
+// ValidateLabelFilter checks a label filter expression without running.
+func ValidateLabelFilter(f string) error {
+	if _, err := types.ParseLabelFilter(f); err != nil {
+		return fmt.Errorf("label filter %q: %v", f, err)
+	}
+	return nil
+}
+
+func progressLine(w io.Writer, r SpecReport) {
+	if r.LeafNodeType != types.NodeTypeIt {
+		return
+	}
+	st := specStatus(r)
+	if st == reports.StatusNotRun && !hasEntry(r, chapters.EntryNotRun) {
+		return // filtered out: not worth a line
+	}
+	mark := map[reports.Status]string{reports.StatusPassed: "PASS", reports.StatusFailed: "FAIL", reports.StatusNotExercised: "N/E ", reports.StatusNotRun: "SKIP"}[st]
+	texts := r.ContainerHierarchyTexts
+	row := ""
+	if len(texts) > 0 {
+		row = texts[len(texts)-1]
+	}
+	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, row, reports.Clip(r.LeafNodeText, 110), r.RunTime.Round(time.Millisecond))
+	if st == reports.StatusFailed {
+		msg := r.Failure.Message
+		if i := strings.Index(msg, "\n"); i > 0 {
+			msg = msg[:i]
+		}
+		fmt.Fprintf(w, "      %s\n", reports.Clip(msg, 300))
+	}
+}
+
+func summary(w io.Writer, run *reports.Run, dir string) {
+	c := run.Counts()
+	verdict := "CONFORMANT"
+	if !run.Conformant() {
+		verdict = "NOT CONFORMANT"
+	}
+	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run (%s, seed %d)\n",
+		verdict, c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], run.Duration.Round(time.Millisecond), run.Seed)
+	if dir != "-" {
+		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(dir, "/"), strings.Join(reports.Files, ","))
+	}
+}

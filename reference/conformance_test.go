@@ -1,0 +1,28 @@
+package reference_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/reference"
+	"github.com/conform-spi/conform/reports"
+)
+
+// TestConformance runs the whole host store chapter over the reference
+// store: it must be conformant with every row exercised.
+func TestConformance(t *testing.T) {
+	var run *reports.Run
+	harness.Run(t, func(ctx context.Context) (hoststore.HostStoreFactory, error) {
+		return reference.NewFactory(), nil
+	}, harness.WithStore("reference:"), harness.WithReportDir(t.TempDir()), harness.WithResult(&run))
+	if run == nil {
+		t.Fatal("the run produced no report")
+	}
+	for _, row := range run.Rows {
+		if row.Status != reports.StatusPassed || len(row.NotExercised) > 0 {
+			t.Errorf("row %s: %s, not exercised: %v", row.ID, row.Status, row.NotExercised)
+		}
+	}
+}
