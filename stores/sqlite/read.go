@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// LoadHead answers the scope's visible head, or nil, nil when the scope was
+// never created or was deleted. It reads without the write lock (WAL).
+func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	if err := scope.Validate(); err != nil {
+		return nil, &hoststore.InvalidError{Detail: "load head: " + err.Error()}
+	}
+	if err := s.gone("load head"); err != nil {
+		return nil, err
+	}
+	octx, done := s.op(ctx)
+	defer done()
+	var version int64
+	var id string
+	var head []byte
+	err := s.read.QueryRowContext(octx,
+		`SELECT version, commit_id, head FROM scopes WHERE kind = ? AND name = ? AND deleted = 0`,
+		int64(scope.Kind), []byte(scope.Name),
+	).Scan(&version, &id, &head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.unavailable(ctx, "load head", err)
+	}
+	return &hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: nonNil(head)}, nil
+}
+
+// ListHeads answers the visible scopes of kind whose names sort after
+// after, in byte order of their names (BLOB comparison is memcmp), each
+// with its visible head, at most limit. Next is the last name returned when
+// more follow, nil when the listing has ended. limit <= 0 is
+// *hoststore.InvalidError.
+func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	if !kind.Valid() {
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: kind %d is not a kind", uint8(kind))}
+	}
+	if limit <= 0 {
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: limit %d is not positive", limit)}
+	}
+	if err := s.gone("list heads"); err != nil {
+		return hoststore.HeadPage{}, err
+	}
+	octx, done := s.op(ctx)
+	defer done()
+	from := []byte{}
+	if after != nil {
+		from = []byte(*after)
+	}
+	rows, err := s.read.QueryContext(octx,
+		`SELECT name, version, commit_id, head FROM scopes WHERE kind = ? AND deleted = 0 AND name > ? ORDER BY name LIMIT ?`,
+		int64(kind), from, int64(limit)+1)
+	if err != nil {
+		return hoststore.HeadPage{}, s.unavailable(ctx, "list heads", err)
+	}
+	var page hoststore.HeadPage
+	more := false
+	for rows.Next() {
+		if len(page.Heads) == limit {
+			more = true
+			break
+		}
+		var name, head []byte
+		var version int64
+		var id string
+		if err := rows.Scan(&name, &version, &id, &head); err != nil {
+			return hoststore.HeadPage{}, errors.Join(s.unavailable(ctx, "list heads", err), rows.Close())
+		}
+		page.Heads = append(page.Heads, hoststore.NamedHead{
+			Name: hoststore.ScopeName(name),
+			Head: hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: nonNil(head)},
+		})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return hoststore.HeadPage{}, s.unavailable(ctx, "list heads", err)
+	}
+	if more {
+		last := page.Heads[len(page.Heads)-1].Name
+		page.Next = &last
+	}
+	return page, nil
+}
+
+// ReadRows answers the scope's visible rows from index from, in index
+// order, at most limit. A from below the first visible row is
+// *hoststore.InvalidError; a scope that does not exist has no rows; limit
+// <= 0 is *hoststore.InvalidError. The scope's range and its rows are read
+// in one snapshot.
+func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	if err := scope.Validate(); err != nil {
+		return nil, &hoststore.InvalidError{Detail: "read rows: " + err.Error()}
+	}
+	if limit <= 0 {
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read rows: limit %d is not positive", limit)}
+	}
+	if err := s.gone("read rows"); err != nil {
+		return nil, err
+	}
+	octx, done := s.op(ctx)
+	defer done()
+	tx, err := s.read.BeginTx(octx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.unavailable(ctx, "read rows", err)
+	}
+	out, err := readRows(octx, tx, scope, from, limit)
+	if rerr := tx.Rollback(); err == nil && rerr != nil {
+		err = rerr
+	}
+	var inv *hoststore.InvalidError
+	if err != nil && !errors.As(err, &inv) {
+		return nil, s.unavailable(ctx, "read rows", err)
+	}
+	return out, err
+}
+
+func readRows(ctx context.Context, tx *sql.Tx, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	st, err := readScope(ctx, tx, scope)
+	if err != nil {
+		return nil, err
+	}
+	out := []hoststore.Row{}
+	if !st.exists || st.deleted {
+		return out, nil
+	}
+	if uint64(from) < st.start {
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read rows: %s from %d is below its first visible row %d", scope, from, st.start)}
+	}
+	if uint64(from) >= st.end || from > math.MaxInt64 {
+		return out, nil
+	}
+	rows, err := tx.QueryContext(ctx,
+		`SELECT idx, data FROM rows WHERE kind = ? AND name = ? AND idx >= ? ORDER BY idx LIMIT ?`,
+		int64(scope.Kind), []byte(scope.Name), int64(from), int64(limit))
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var idx int64
+		var data []byte
+		if err := rows.Scan(&idx, &data); err != nil {
+			return nil, errors.Join(err, rows.Close())
+		}
+		out = append(out, hoststore.Row{Index: hoststore.RowIndex(idx), Data: nonNil(data)})
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

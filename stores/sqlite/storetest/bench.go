@@ -1,0 +1,79 @@
+package storetest
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// benchWriter opens a handle over a fresh realm and takes the fence.
+func benchWriter(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory) (hoststore.HostStore, hoststore.FenceToken) {
+	b.Helper()
+	f := newFactory(b)
+	s, err := f.Open(b.Context())
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	g, err := s.AcquireFence(b.Context(), hoststore.Exclusive)
+	if err != nil {
+		b.Fatalf("AcquireFence: %v", err)
+	}
+	return s, g.Token
+}
+
+// smallUpdate is the next version of one scope: a 64-byte head and one
+// 128-byte row.
+func smallUpdate(ref hoststore.ScopeRef, v hoststore.ScopeVersion) hoststore.ScopeUpdate {
+	head := make([]byte, 64)
+	row := make([]byte, 128)
+	if v == 0 {
+		return hoststore.ScopeUpdate{Scope: ref, Next: 1, Head: &head, Append: [][]byte{row}}
+	}
+	return hoststore.ScopeUpdate{Scope: ref, Previous: hoststore.Ptr(v), Next: v + 1, Head: &head, Append: [][]byte{row}}
+}
+
+// BenchCommitSmall measures the latency of one small batch commit (one
+// scope: a 64-byte head and one 128-byte row), one after another.
+func BenchCommitSmall(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory) {
+	s, tok := benchWriter(b, newFactory)
+	ref := hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "bench"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("small-%d", i)), tok, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(i))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Commit(b.Context(), bt); err != nil {
+			b.Fatalf("Commit: %v", err)
+		}
+	}
+}
+
+// BenchCommitParallel measures small batch commits from writers goroutines
+// at once on one handle, each on a scope of its own (ns/op is per commit,
+// over all writers).
+func BenchCommitParallel(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory, writers int) {
+	s, tok := benchWriter(b, newFactory)
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((writers + procs - 1) / procs)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := next.Add(1)
+		ref := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName(fmt.Sprintf("writer-%03d", w))}
+		for v := 0; pb.Next(); v++ {
+			bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("par-%d-%d", w, v)), tok, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(v))})
+			if err == nil {
+				err = s.Commit(b.Context(), bt)
+			}
+			if err != nil {
+				b.Errorf("writer %d: Commit: %v", w, err)
+				return
+			}
+		}
+	})
+}
