@@ -127,14 +127,23 @@ func resolve(opts []Option) (Options, error) {
 		WithRepro(r)(&o)
 	}
 	if o.Seed == 0 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return o, fmt.Errorf("drawing a seed: %v", err)
+		seed, err := drawSeed()
+		if err != nil {
+			return o, err
 		}
-		o.Seed = binary.LittleEndian.Uint64(b[:])>>1 | 1
+		o.Seed = seed
 	}
 	if o.ReportDir == "" {
 		o.ReportDir = "conform-report"
 	}
 	return o, nil
+}
+
+// drawSeed draws a non-zero seed at random.
+func drawSeed() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("drawing a seed: %v", err)
+	}
+	return binary.LittleEndian.Uint64(b[:])>>1 | 1, nil
 }

@@ -196,7 +196,7 @@ func progressLine(w io.Writer, r SpecReport) {
 	if len(texts) > 0 {
 		row = texts[len(texts)-1]
 	}
-	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, row, reports.Clip(r.LeafNodeText, 110), r.RunTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, row, shorten(r.LeafNodeText, 120), r.RunTime.Round(time.Millisecond))
 	if st == reports.StatusFailed {
 		msg := r.Failure.Message
 		if i := strings.Index(msg, "\n"); i > 0 {
@@ -217,4 +217,13 @@ func summary(w io.Writer, run *reports.Run, dir string) {
 	if dir != "-" {
 		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(dir, "/"), strings.Join(reports.Files, ","))
 	}
+}
+
+// shorten cuts s to at most n runes, marking the cut with an ellipsis.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -1,0 +1,366 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/reports"
+)
+
+// Opener turns a store URL into a NewRealm: each call of the NewRealm it
+// answers makes a fresh, empty realm on that store. An error means the
+// store cannot be opened at all (the command exits 2).
+type Opener func(ctx context.Context, url string) (NewRealm, error)
+
+// Exit codes of the command.
+const (
+	ExitConformant    = 0
+	ExitNotConformant = 1
+	ExitUsage         = 2
+)
+
+// Command is a `conform` command: its store openers by URL scheme (the part
+// before the first ':'), the default store URL, and extra subcommands.
+// Build one around your own store, then call Main:
+//
+//	func main() {
+//		harness.Command{Openers: map[string]harness.Opener{"mystore": openMyStore}, Default: "mystore:"}.Main()
+//	}
+type Command struct {
+	Openers map[string]Opener
+	// Default is the store URL `run` uses without --store.
+	Default string
+	// Extra subcommands, by name: each gets its arguments and answers an exit code.
+	Extra map[string]func(args []string, stdout, stderr io.Writer) int
+}
+
+// Main runs the command on os.Args and exits with its code.
+func (c Command) Main() { os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Main is Command{Openers: openers}.Main() with the first opener's scheme
+// as the default store.
+func Main(openers map[string]Opener) {
+	var def string
+	for _, k := range sortedKeys(openers) {
+		def = k + ":"
+		break
+	}
+	Command{Openers: openers, Default: def}.Main()
+}
+
+// Run runs the command on args and answers its exit code.
+func (c Command) Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		c.usage(stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "run":
+		return c.cmdRun(args[1:], stdout, stderr, nil)
+	case "reproduce":
+		return c.cmdReproduce(args[1:], stdout, stderr)
+	case "list":
+		return c.cmdList(args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "conform", Version)
+		return 0
+	case "help", "-h", "--help":
+		c.usage(stdout)
+		return 0
+	}
+	if f, ok := c.Extra[args[0]]; ok {
+		return f(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "conform: unknown command %q\n", args[0])
+	c.usage(stderr)
+	return ExitUsage
+}
+
+func (c Command) usage(w io.Writer) {
+	fmt.Fprintf(w, `usage: conform <command> [flags]
+
+commands:
+  run          certify a store with every chapter and write the reports
+  reproduce    run again exactly what a failure's repro string names
+  list         list the chapters, rows, labels, obligations and failpoints
+  version      print conform's version
+`)
+	for _, k := range sortedKeys(c.Extra) {
+		fmt.Fprintf(w, "  %s\n", k)
+	}
+	fmt.Fprintf(w, "\nstores: %s\nrun 'conform run -h' for run's flags\n", strings.Join(c.schemes(), ", "))
+}
+
+func (c Command) schemes() []string {
+	var out []string
+	for _, k := range sortedKeys(c.Openers) {
+		out = append(out, k+":")
+	}
+	return out
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+// cmdRun is `conform run`; repro, when set, fixes the seed, row and
+// failpoints.
+func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	store := fs.String("store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
+	rows := fs.String("rows", "", "comma-separated row IDs to run (see 'conform list')")
+	labels := fs.String("label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill'")
+	seed := fs.Uint64("seed", 0, "the seed of every random choice (0: draw one)")
+	reportDir := fs.String("report-dir", "conform-report", "where the four reports go")
+	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row")
+	var fps multi
+	fs.Var(&fps, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "conform run: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "conform run: --timeout must be positive, not %s\n", *timeout)
+		return ExitUsage
+	}
+	if repro != nil {
+		*seed = repro.Seed
+		*rows = repro.Row
+		fps = append([]string(nil), repro.Failpoints...)
+		if repro.Store != "" && !flagSet(fs, "store") {
+			*store = repro.Store
+		}
+	}
+	filter, err := rowFilter(*rows, *labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return ExitUsage
+	}
+	for _, fp := range fps {
+		if _, _, err := faults.ParseFailpointFlag(fp); err != nil {
+			fmt.Fprintf(stderr, "conform run: --failpoint %q: %v\n", fp, err)
+			return ExitUsage
+		}
+	}
+	if err := checkReportDir(*reportDir); err != nil {
+		fmt.Fprintf(stderr, "conform run: --report-dir %q: %v\n", *reportDir, err)
+		return ExitUsage
+	}
+	newRealm, err := c.open(*store)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return ExitUsage
+	}
+	if err := preflight(newRealm); err != nil {
+		fmt.Fprintf(stderr, "conform run: store %q cannot be opened: %v\n", *store, err)
+		return ExitUsage
+	}
+	if *seed == 0 {
+		if *seed, err = drawSeed(); err != nil {
+			fmt.Fprintf(stderr, "conform run: %v\n", err)
+			return ExitUsage
+		}
+	}
+	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d)\n", Version, *store, *seed)
+	opts := []Option{WithStore(*store), WithReportDir(*reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(fps...), WithProgress(stdout), WithSeed(*seed)}
+	run, err := RunBinary(newRealm, opts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		if run == nil {
+			return ExitUsage
+		}
+	}
+	if run.Interrupted {
+		fmt.Fprintln(stderr, "conform run: interrupted; unfinished rows are marked not run in the reports")
+		return ExitNotConformant
+	}
+	if !run.Conformant() {
+		return ExitNotConformant
+	}
+	return ExitConformant
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// rowFilter joins --rows and --label-filter into one label filter,
+// refusing unknown rows and malformed filters.
+func rowFilter(rows, labels string) (string, error) {
+	known := map[string]bool{}
+	for _, r := range chapters.HostStoreRows() {
+		known[r.ID] = true
+	}
+	var parts []string
+	for _, r := range strings.Split(rows, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !known[r] {
+			return "", fmt.Errorf("--rows: unknown row %q (see 'conform list')", r)
+		}
+		parts = append(parts, "row:"+r)
+	}
+	filter := strings.Join(parts, " || ")
+	if labels != "" {
+		if err := ValidateLabelFilter(labels); err != nil {
+			return "", err
+		}
+		filter = joinFilters(filter, labels)
+	}
+	if filter != "" {
+		if err := ValidateLabelFilter(filter); err != nil {
+			return "", err
+		}
+	}
+	return filter, nil
+}
+
+// checkReportDir makes sure the reports can be written before any row runs.
+func checkReportDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".conform-probe-*")
+	if err != nil {
+		return fmt.Errorf("not writable: %v", err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func (c Command) open(url string) (NewRealm, error) {
+	scheme, _, ok := strings.Cut(url, ":")
+	if !ok || scheme == "" {
+		return nil, fmt.Errorf("store URL %q has no scheme; known: %s", url, strings.Join(c.schemes(), ", "))
+	}
+	op, ok := c.Openers[scheme]
+	if !ok {
+		return nil, fmt.Errorf("unknown store %q; known: %s", scheme+":", strings.Join(c.schemes(), ", "))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nr, err := op(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %v", url, err)
+	}
+	return nr, nil
+}
+
+// preflight makes one realm and opens one handle on it, so that a store
+// that cannot be reached is a usage error, not ten failed rows.
+func preflight(nr NewRealm) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := nr(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := f.Open(ctx)
+	if err != nil {
+		return err
+	}
+	if c, ok := st.(io.Closer); ok {
+		_ = c.Close()
+	} else if k, ok := st.(hoststore.Killer); ok {
+		k.Kill()
+	}
+	if c, ok := f.(io.Closer); ok {
+		_ = c.Close()
+	}
+	return nil
+}
+
+func (c Command) cmdReproduce(args []string, stdout, stderr io.Writer) int {
+	var rest []string
+	var token string
+	for _, a := range args {
+		if token == "" && !strings.HasPrefix(a, "-") {
+			token = a
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if token == "" {
+		fmt.Fprintln(stderr, "conform reproduce: give the repro string a failure ended with, e.g. conform reproduce 'v1;seed=42;row=kill'")
+		return ExitUsage
+	}
+	r, err := ParseRepro(token)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform reproduce: %v\n", err)
+		return ExitUsage
+	}
+	return c.cmdRun(rest, stdout, stderr, &r)
+}
+
+func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "conform list: takes no arguments, got %q\n", args[0])
+		return ExitUsage
+	}
+	fmt.Fprintf(stdout, "chapter %s (label chapter:%s), rows in order:\n", chapters.ChapterHostStore, chapters.ChapterHostStore)
+	for _, r := range chapters.HostStoreRows() {
+		var obs []string
+		for _, o := range r.Obligations {
+			obs = append(obs, o)
+		}
+		fmt.Fprintf(stdout, "  %-16s %-34s labels row:%s %s\n", r.ID, r.Name, r.ID, strings.Join(obs, " "))
+		fmt.Fprintf(stdout, "  %-16s depends on: %s\n", "", r.DependsOn)
+	}
+	fmt.Fprintln(stdout, "\nobligations:")
+	for _, o := range chapters.Obligations {
+		fmt.Fprintf(stdout, "  %-9s %s\n", o.ID, o.Title)
+	}
+	fmt.Fprintln(stdout, "\nfailpoints (--failpoint name=terms):")
+	for _, e := range faults.Catalogue() {
+		fmt.Fprintf(stdout, "  %-26s [%s] %s\n  %-26s effects: %s\n", e.Name, e.Layer, e.Doc, "", e.Effects)
+	}
+	fmt.Fprintf(stdout, "\nstores: %s\n", strings.Join(c.schemes(), ", "))
+	return 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadReport reads a run's report.json from dir.
+func ReadReport(dir string) (*reports.Run, error) {
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return reports.ReadJSON(f)
+}
