@@ -209,7 +209,10 @@ func progressLine(w io.Writer, r SpecReport) {
 func summary(w io.Writer, run *reports.Run, dir string) {
 	c := run.Counts()
 	verdict := "CONFORMANT"
-	if !run.Conformant() {
+	switch {
+	case run.Interrupted:
+		verdict = "INTERRUPTED (no verdict)"
+	case !run.Conformant():
 		verdict = "NOT CONFORMANT"
 	}
 	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run (%s, seed %d)\n",

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test.sh: every test of conform, from a fresh machine. It starts (and, where
+# missing, installs) a throwaway PostgreSQL server for the PostgreSQL store's
+# tests, checks formatting and vet, runs `go test -race ./...` over the
+# module, then the third-party example module, and stops the server.
+#
+#   scripts/test.sh            # everything
+#   scripts/test.sh ./harness/ # only these packages (the server still starts)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+export CONFORM_PG_STATE="${CONFORM_PG_STATE:-$(mktemp -d)/conform-pg.state}"
+eval "$(scripts/pg.sh start)"
+trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
+
+echo "== gofmt"
+unformatted=$(gofmt -l . | grep -v '^vendor/' || true)
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+echo "== go vet"
+go vet ./...
+
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+echo "== go test -race ${pkgs[*]}"
+go test -race -count=1 -timeout 15m "${pkgs[@]}"
+
+if [ $# -eq 0 ] && [ -d examples/thirdparty ]; then
+	echo "== examples/thirdparty"
+	(cd examples/thirdparty && go vet ./... && go test -count=1 ./...)
+fi
