@@ -157,7 +157,7 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	}
 	for _, fp := range fps {
 		if _, _, err := faults.ParseFailpointFlag(fp); err != nil {
-			fmt.Fprintf(stderr, "conform run: --failpoint %q: %v\n", fp, err)
+			fmt.Fprintf(stderr, "conform run: %v\n", err)
 			return ExitUsage
 		}
 	}

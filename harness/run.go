@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -152,8 +153,8 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 	sc.LabelFilter = o.LabelFilter
 	sc.Timeout = 24 * time.Hour
 	rc.NoColor = true
-	if _, err := types.ParseLabelFilter(sc.LabelFilter); err != nil {
-		return nil, fmt.Errorf("label filter %q: %v", sc.LabelFilter, err)
+	if err := ValidateLabelFilter(sc.LabelFilter); err != nil {
+		return nil, err
 	}
 	RunSpecs(&failRecorder{}, "conform", sc, rc)
 	s.mu.Lock()
@@ -177,9 +178,16 @@ func joinFilters(a, b string) string {
 // ValidateLabelFilter checks a label filter expression without running.
 func ValidateLabelFilter(f string) error {
 	if _, err := types.ParseLabelFilter(f); err != nil {
-		return fmt.Errorf("label filter %q: %v", f, err)
+		return fmt.Errorf("label filter %q: %s", f, plain(err.Error()))
 	}
 	return nil
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// plain strips terminal colours and folds lines, for one-line errors.
+func plain(s string) string {
+	return strings.Join(strings.Fields(ansi.ReplaceAllString(s, "")), " ")
 }
 
 func progressLine(w io.Writer, r SpecReport) {

@@ -15,11 +15,18 @@ import (
 	"github.com/conform-spi/conform/reference"
 )
 
+// extraOpeners are stores added by build-tagged files.
+var extraOpeners = map[string]harness.Opener{}
+
 func main() {
+	openers := map[string]harness.Opener{
+		"reference": openReference,
+	}
+	for k, v := range extraOpeners {
+		openers[k] = v
+	}
 	harness.Command{
-		Openers: map[string]harness.Opener{
-			"reference": openReference,
-		},
+		Openers: openers,
 		Default: "reference:",
 		Extra: map[string]func(args []string, stdout, stderr io.Writer) int{
 			"hosts-fences": admission.HostsFencesMain,

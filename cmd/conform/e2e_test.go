@@ -1,0 +1,183 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/reports"
+)
+
+// binary is the conform command built once for these tests, with the
+// conformcanary tag so that the canary stores can be named by URL.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "conform-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "conform")
+	build := exec.Command("go", "build", "-tags", "conformcanary", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building conform: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func conform(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = t.TempDir()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running conform %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func TestRunReferenceIsConformant(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, "run", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "CONFORMANT") || !strings.Contains(r.stdout, "PASS  Stale fence") {
+		t.Errorf("stdout lacks the live lines or the verdict:\n%s", r.stdout)
+	}
+	for _, f := range reports.Files {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("report %s missing or empty: %v", f, err)
+		}
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	want := map[string]bool{}
+	for _, id := range []string{"acquire-empty", "reopen", "kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"} {
+		want[id] = true
+	}
+	for _, row := range run.Rows {
+		if row.Status != reports.StatusPassed {
+			t.Errorf("row %s: %s", row.ID, row.Status)
+		}
+		delete(want, row.ID)
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing from report.json: %v", want)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(raw, &suites); err != nil {
+		t.Fatalf("junit.xml does not parse: %v", err)
+	}
+	if suites.Tests != 10 || suites.Failures != 0 {
+		t.Errorf("junit.xml: %d tests, %d failures; want 10, 0", suites.Tests, suites.Failures)
+	}
+}
+
+func TestBadInputExitsTwo(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no command", nil, "usage: conform"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"run", "--frob"}, "flag provided but not defined: -frob"},
+		{"bad label filter", []string{"run", "--label-filter", "row:kill &&"}, "label filter"},
+		{"unknown row", []string{"run", "--rows", "nope"}, `unknown row "nope"`},
+		{"malformed failpoint term", []string{"run", "--failpoint", "commit-locked=return("}, "--failpoint"},
+		{"unknown failpoint", []string{"run", "--failpoint", "nowhere=return(true)"}, "nowhere"},
+		{"unseeded failpoint term", []string{"run", "--failpoint", `commit-locked=50%return("crash")`}, "%"},
+		{"unknown store", []string{"run", "--store", "mongo://x"}, `unknown store "mongo:"`},
+		{"store URL without scheme", []string{"run", "--store", "nothing"}, "no scheme"},
+		{"unwritable report dir", []string{"run", "--report-dir", filepath.Join(notDir, "sub")}, "--report-dir"},
+		{"bad timeout", []string{"run", "--timeout", "-1s"}, "--timeout"},
+		{"reproduce without a string", []string{"reproduce"}, "give the repro string"},
+		{"malformed repro", []string{"reproduce", "v9;seed=1"}, "repro"},
+		{"repro without seed", []string{"reproduce", "v1;row=kill"}, "no seed"},
+		{"list with arguments", []string{"list", "x"}, "takes no arguments"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := conform(t, c.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.msg) {
+				t.Errorf("stderr does not say %q:\n%s", c.msg, r.stderr)
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic:") {
+				t.Errorf("a Go panic reached the user:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestListNamesRowsObligationsAndFailpoints(t *testing.T) {
+	r := conform(t, "list")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"row:stale-fence", "ob:5", "Fencing", "commit-locked", "wrap/commit-before-send", "reference:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestRowsFlagRunsOnlyThoseRows(t *testing.T) {
+	dir := t.TempDir()
+	r := conform(t, "run", "--rows", "retry,rows", "--seed", "7", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Seed != 7 {
+		t.Errorf("seed %d, want 7", run.Seed)
+	}
+	for _, row := range run.Rows {
+		want := reports.StatusNotRun
+		if row.ID == "retry" || row.ID == "rows" {
+			want = reports.StatusPassed
+		}
+		if row.Status != want {
+			t.Errorf("row %s: %s, want %s", row.ID, row.Status, want)
+		}
+	}
+}
