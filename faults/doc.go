@@ -41,10 +41,11 @@
 // Hold), `panic`, `break`, `print`. See terms.go for the traps of the
 // library this package steps around.
 //
-// Terms are armed only through this package. pingcap/failpoint also reads
-// GO_FAILPOINTS at init, before any of conform's code runs, and exits the
-// process on a malformed value; conform never sets it, and At ignores terms
-// put on its failpaths that way.
+// Terms are armed only through this package, which answers an error for
+// terms it refuses. pingcap/failpoint also reads GO_FAILPOINTS at its init,
+// before any of conform's code runs, and exits the process on a malformed
+// value: conform never sets it, and this package's init disables any of
+// conform's failpaths that it enabled.
 //
 // # The wrapper
 //
