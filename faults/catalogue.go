@@ -28,9 +28,8 @@ type Entry struct {
 	Effects string
 }
 
-const (
-	inStoreEffects = `return("crash") or return(true): the commit crashes there (At answers ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
-)
+// inStoreEffects is the effects line of every in-store entry.
+const inStoreEffects = `return("crash") or return(true): the commit crashes there (At answers ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
 
 var catalogue = []Entry{
 	{

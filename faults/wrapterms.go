@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -32,15 +34,21 @@ var WrapSites = []WrapSite{WrapCommitBeforeSend, WrapCommitAfterAnswer}
 // pingcap/failpoint's registry under it.
 func (s WrapSite) Failpath() string { return FailpathPrefix + string(s) }
 
-// effects answers the return values the site takes, by effect.
-func (s WrapSite) effects() (map[string]Effect, bool) {
-	switch s {
-	case WrapCommitBeforeSend:
-		return map[string]Effect{"kill": EffectKill, "unavailable": EffectUnavailable, "indeterminate": EffectIndeterminate}, true
-	case WrapCommitAfterAnswer:
-		return map[string]Effect{"kill": EffectKill, "indeterminate": EffectIndeterminate}, true
+// wrapReturns lists, per wrapper site, the effects its terms may return,
+// each by its name (Effect.String): return("kill") is EffectKill.
+var wrapReturns = map[WrapSite][]Effect{
+	WrapCommitBeforeSend:  {EffectKill, EffectUnavailable, EffectIndeterminate},
+	WrapCommitAfterAnswer: {EffectKill, EffectIndeterminate},
+}
+
+// effect answers the effect a return value names at s.
+func (s WrapSite) effect(v any) (Effect, bool) {
+	for _, e := range wrapReturns[s] {
+		if v == e.String() {
+			return e, true
+		}
 	}
-	return nil, false
+	return 0, false
 }
 
 // wrapArmed counts the wrapper sites with terms; zero keeps a commit's
@@ -93,7 +101,7 @@ func DisarmWrapTerms(site WrapSite) {
 
 // parseWrapTerms parses terms and checks their return values for site.
 func parseWrapTerms(site WrapSite, terms string) ([]termAct, string, error) {
-	effects, ok := site.effects()
+	effects, ok := wrapReturns[site]
 	if !ok {
 		return nil, "", fmt.Errorf("failpoint %q: unknown wrapper site; the sites are %v", site, WrapSites)
 	}
@@ -101,15 +109,12 @@ func parseWrapTerms(site WrapSite, terms string) ([]termAct, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("failpoint %s: %w", site, err)
 	}
-	takes := func(v any) bool {
-		s, ok := v.(string)
-		_, known := effects[s]
-		return ok && known
+	takes := func(v any) bool { _, ok := site.effect(v); return ok }
+	names := make([]string, len(effects))
+	for i, e := range effects {
+		names[i] = strconv.Quote(e.String())
 	}
-	want := `"kill" or "indeterminate"`
-	if site == WrapCommitBeforeSend {
-		want = `"kill", "unavailable" or "indeterminate"`
-	}
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	if err := checkReturns(chain, takes, want); err != nil {
 		return nil, "", fmt.Errorf("failpoint %s: terms %q: %w", site, terms, err)
 	}
@@ -137,9 +142,8 @@ func wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
 	case actSleep:
 		return 0, false, sleepCtx(ctx, t.sleep)
 	case actReturn:
-		effects, _ := site.effects()
-		s, _ := t.ret.(string)
-		return effects[s], true, nil
+		e, _ := site.effect(t.ret) // checked when armed
+		return e, true, nil
 	}
 	return 0, false, nil
 }
