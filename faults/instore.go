@@ -296,17 +296,7 @@ func At(ctx context.Context, site Site, id hoststore.CommitID) error {
 // untaken hold whose matcher accepts the commit, waits on it, then applies
 // the site's terms.
 func dispatch(c *atCall) {
-	reg.Lock()
-	var hold *Hold
-	for _, h := range reg.holds[c.site] {
-		if !h.taken && (h.match == nil || h.match(c.id)) {
-			h.taken = true
-			hold = h
-			break
-		}
-	}
-	ts := reg.terms[c.site]
-	reg.Unlock()
+	hold, ts := lookup(c.site, c.id)
 	if hold != nil {
 		if c.err = hold.wait(c.ctx, c.id); c.err != nil {
 			return
@@ -315,6 +305,21 @@ func dispatch(c *atCall) {
 	if ts != nil {
 		c.err = ts.inStore(c.ctx, c.site, c.id)
 	}
+}
+
+// lookup takes the hold that catches commit id at site, if any, and
+// answers the site's terms. The unlock is deferred: a matcher that panics
+// must not leave the registry locked.
+func lookup(site Site, id hoststore.CommitID) (*Hold, *termSet) {
+	reg.Lock()
+	defer reg.Unlock()
+	for _, h := range reg.holds[site] {
+		if !h.taken && (h.match == nil || h.match(id)) {
+			h.taken = true
+			return h, reg.terms[site]
+		}
+	}
+	return nil, reg.terms[site]
 }
 
 // inStore evaluates in-store terms once for a commit at site.

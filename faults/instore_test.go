@@ -395,3 +395,17 @@ func BenchmarkAtArmedOtherCommit(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+func TestPanickingMatcherLeavesRegistryUsable(t *testing.T) {
+	defer requireDisarmed(t)
+	h := HoldAt(CommitLocked, func(hoststore.CommitID) bool { panic("matcher broke") })
+	func() {
+		defer func() {
+			if p := recover(); p == nil {
+				t.Fatal("the matcher's panic did not reach the caller")
+			}
+		}()
+		_ = At(context.Background(), CommitLocked, "c1")
+	}()
+	h.Disarm() // would deadlock if the registry had stayed locked
+}
