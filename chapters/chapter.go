@@ -47,6 +47,7 @@ func (r *rowEnv) It(text string, obligations []string, body func(ctx context.Con
 			Fail("the realm could not be opened; see the chapter's first failure")
 		}
 		e.beginSpec(id, CurrentSpecReport().FullText())
+		e.probeHealth(ctx)
 		if e.unusable != "" {
 			AddReportEntry(EntryNotRun, e.unusable, ReportEntryVisibilityNever)
 			Skip("not run: " + e.unusable)

@@ -181,15 +181,41 @@ func (e *Env) ListAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, li
 // model's visible scopes and heads.
 func (e *Env) CheckListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) {
 	GinkgoHelper()
-	got := e.ListAll(ctx, p, kind, limit)
-	names := e.Model.Names(kind)
-	want := make([]hoststore.NamedHead, 0, len(names))
-	for _, n := range names {
+	e.checkListing(ctx, p, kind, limit, "")
+}
+
+// CheckOwnListing pages kind's whole listing with limit (checking its
+// paging rules throughout) and compares the scopes of the running row (its
+// name prefix) with the model. Rows other than the listing row use it, so
+// that what an earlier failed row left behind fails that row, not this one.
+func (e *Env) CheckOwnListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) {
+	GinkgoHelper()
+	e.checkListing(ctx, p, kind, limit, e.rowID+"/")
+}
+
+func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int, prefix string) {
+	GinkgoHelper()
+	all := e.ListAll(ctx, p, kind, limit)
+	var got []hoststore.NamedHead
+	for _, h := range all {
+		if strings.HasPrefix(string(h.Name), prefix) {
+			got = append(got, h)
+		}
+	}
+	var want []hoststore.NamedHead
+	for _, n := range e.Model.Names(kind) {
+		if !strings.HasPrefix(string(n), prefix) {
+			continue
+		}
 		h := e.Model.Head(hoststore.ScopeRef{Kind: kind, Name: n})
 		want = append(want, hoststore.NamedHead{Name: n, Head: *h})
 	}
 	if d := diffListing(want, got); d != "" {
-		e.FailDiff(ObListing, fmt.Sprintf("the listing of %s (pages of %d) differs from the visible scopes", kind, limit),
+		what := "the visible scopes"
+		if prefix != "" {
+			what = fmt.Sprintf("the visible scopes named %q…", prefix)
+		}
+		e.FailDiff(ObListing, fmt.Sprintf("the listing of %s (pages of %d) differs from %s", kind, limit, what),
 			fmt.Sprintf("%d scopes", len(want)), fmt.Sprintf("%d scopes", len(got)), d)
 	}
 }

@@ -75,6 +75,9 @@ type Env struct {
 	ids    int
 	rng    *rand.Rand
 
+	breaches []*Breach // what the running spec caught outside the contract
+	suspect  bool      // a call hung: the realm is probed before the next spec
+
 	inStore   map[faults.Site]bool // which in-store failpoints the store calls
 	probed    bool
 	unusable  string // why the realm cannot serve the next rows ("" when it can)
@@ -104,6 +107,7 @@ func (e *Env) beginSpec(rowID, text string) {
 	defer e.mu.Unlock()
 	e.trail = e.trail[:0]
 	e.trailFull = false
+	e.breaches = nil
 	e.rowID = rowID
 	h := fnv.New64a()
 	h.Write([]byte(text))
@@ -292,4 +296,57 @@ func slug(s string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "-")
+}
+
+// noteBreach records a breach the running spec caught; a hang also makes
+// the realm suspect until the next spec has probed it.
+func (e *Env) noteBreach(b *Breach) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.breaches = append(e.breaches, b)
+	if b.Kind == "hang" {
+		e.suspect = true
+	}
+}
+
+func (e *Env) firstBreach() *Breach {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.breaches) == 0 {
+		return nil
+	}
+	return e.breaches[0]
+}
+
+// probeHealth runs before a spec once a call hung: a new process must open,
+// load and list within a short bound, or every later spec is not run,
+// with why.
+func (e *Env) probeHealth(ctx context.Context) {
+	e.mu.Lock()
+	suspect := e.suspect
+	e.suspect = false
+	e.mu.Unlock()
+	if !suspect || e.unusable != "" {
+		return
+	}
+	bound := min(e.Cfg.rowTimeout()/2, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	p, err := e.Open(pctx)
+	if err == nil {
+		_, err = p.Load(pctx, hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "conform/health"})
+		if err == nil {
+			_, err = p.List(pctx, hoststore.KindRecord, nil, 1)
+		}
+		p.Kill()
+	}
+	if err != nil {
+		e.unusable = "the realm cannot serve after a store call hung: " + errText(err)
+		return
+	}
+	e.mu.Lock()
+	if e.writer != nil && e.writer.Dead() {
+		e.writer = nil
+	}
+	e.mu.Unlock()
 }

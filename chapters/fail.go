@@ -43,6 +43,10 @@ func (e *Env) FailDiff(ob, message, expected, got, diff string) {
 		Diff:       diff,
 		Trail:      e.Trail(),
 	}
+	if br := e.firstBreach(); br != nil {
+		f.Obligation = ObErrors
+		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, reports.Clip(br.Detail, 500), message)
+	}
 	if b, err := json.Marshal(f); err == nil {
 		AddReportEntry(EntryFailure, string(b), ReportEntryVisibilityNever)
 	}

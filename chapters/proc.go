@@ -60,7 +60,12 @@ func (p *Proc) Kill() {
 }
 
 // Dead reports whether the process was killed.
-func (p *Proc) Dead() bool { return p.dead.Load() || p.wrap.Killed() }
+func (p *Proc) Dead() bool {
+	p.mu.Lock()
+	stale := p.stale
+	p.mu.Unlock()
+	return stale || p.dead.Load() || p.wrap.Killed()
+}
 
 // run calls f on its own goroutine and waits for it or for ctx. A panic in
 // the store becomes a Breach; so does a call that outlives ctx (a hang).
@@ -87,12 +92,25 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) e
 		p.mu.Lock()
 		p.stale = true
 		p.mu.Unlock()
-		return &Breach{Op: op, Kind: "hang", Detail: "the store did not answer within the row's time bound (" + ctx.Err().Error() + ")"}
+		b := &Breach{Op: op, Kind: "hang", Detail: "the store did not answer within the row's time bound (" + ctx.Err().Error() + ")"}
+		p.env.noteBreach(b)
+		go p.wrap.Kill() // the handle is not used again; Kill may itself block in a hung store
+		return b
 	}
 }
 
-// classify checks err against the error contract.
+// classify checks err against the error contract; a breach is recorded
+// with the spec.
 func (p *Proc) classify(ctx context.Context, op string, err error) error {
+	err = p.classify1(ctx, op, err)
+	var br *Breach
+	if errors.As(err, &br) && br.Kind != "hang" {
+		p.env.noteBreach(br)
+	}
+	return err
+}
+
+func (p *Proc) classify1(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}

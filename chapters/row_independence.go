@@ -32,7 +32,7 @@ func rowIndependence() *Row {
 			scopes := e.burst(ctx, w, "burst", nil)
 			q := e.MustOpen(ctx)
 			e.CheckScopes(ctx, q, ObDurable, scopes...)
-			e.CheckListing(ctx, q, hoststore.KindRecord, 100)
+			e.CheckOwnListing(ctx, q, hoststore.KindRecord, 100)
 			q.Kill()
 		})
 		re.It(fmt.Sprintf("finishes those commits while one commit is held in flight inside the store"), []string{ObIndependence}, func(ctx context.Context, e *Env) {

@@ -31,7 +31,7 @@ func rowReopen() *Row {
 			q := e.NewWriter(ctx)
 			e.CheckScopes(ctx, q, ObDurable, scopes...)
 			for _, k := range hoststore.AllKinds {
-				e.CheckListing(ctx, q, k, 5)
+				e.CheckOwnListing(ctx, q, k, 5)
 			}
 			e.Note("a process that never acquires loads the same")
 			r := e.MustOpen(ctx)
@@ -85,7 +85,35 @@ func (e *Env) randomHistory(ctx context.Context, w *Proc, nScopes, n int) []host
 		}
 		e.Commit(ctx, w, e.Batch(w, "hist", ups...), ObDurable)
 	}
+	e.removals(ctx, w, pool, deleted)
 	return pool
+}
+
+// removals ends a history with one batch that surely deletes a scope,
+// truncates one and drops rows from another, whatever the seed drew.
+func (e *Env) removals(ctx context.Context, w *Proc, pool []hoststore.ScopeRef, deleted map[hoststore.ScopeRef]bool) {
+	var live []hoststore.ScopeRef
+	for _, s := range pool {
+		if _, _, ok := e.Model.Bounds(s); ok && !deleted[s] {
+			live = append(live, s)
+		}
+	}
+	var ups []hoststore.ScopeUpdate
+	for i, s := range live {
+		start, end, _ := e.Model.Bounds(s)
+		switch i {
+		case 0:
+			ups = append(ups, e.Up(s, WithDelete()))
+			deleted[s] = true
+		case 1:
+			ups = append(ups, e.Up(s, WithTruncate(start+(end-start)/2), WithAppend([]byte("after-truncate"))))
+		case 2:
+			ups = append(ups, e.Up(s, WithAppend([]byte("x"), []byte("y")), WithDrop(start+1)))
+		}
+	}
+	if len(ups) > 0 {
+		e.Commit(ctx, w, e.Batch(w, "removals", ups...), ObRemoval)
+	}
 }
 
 func (e *Env) randomUpdate(s hoststore.ScopeRef, deleted *map[hoststore.ScopeRef]bool) hoststore.ScopeUpdate {

@@ -67,7 +67,7 @@ func rowRowsRemovalListing() *Row {
 			q := e.MustOpen(ctx)
 			for _, p := range []*Proc{w, q} {
 				e.CheckScopes(ctx, p, ObRemoval, a, b, c)
-				e.CheckListing(ctx, p, hoststore.KindRecord, 3)
+				e.CheckOwnListing(ctx, p, hoststore.KindRecord, 3)
 			}
 			q.Kill()
 		})

@@ -151,7 +151,7 @@ func rowStaleFence() *Row {
 						"the batch in no scope", fmt.Sprintf("shows in %v", shows))
 				}
 				e.CheckScopes(ctx, p, ObFencing, a, b, fresh)
-				e.CheckListing(ctx, p, hoststore.KindMob, 7)
+				e.CheckOwnListing(ctx, p, hoststore.KindMob, 7)
 			}
 			e.Note("the current holder writes the versions the stale batch aimed at")
 			e.Commit(ctx, cur, e.Batch(cur, "current", e.Up(a, WithHead([]byte("a2")), WithAppend([]byte("a-row1"))), e.Up(b, WithHead([]byte("b2")))), ObVersionChain)
