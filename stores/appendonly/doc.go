@@ -1,0 +1,127 @@
+// Package appendonly is a Host Store SPI store of the spec's append-only
+// shape ("Mapping Onto A Database": no updates, no transactions), backed by
+// one local SQLite file through modernc.org/sqlite (driver "sqlite"). It
+// uses the public API of conform only (package hoststore, and faults.At for
+// the three in-store failpoints), as a third party would.
+//
+// The store never runs UPDATE or DELETE, and no transaction spans a batch:
+// every write is one INSERT in its own autocommit statement. SQLite
+// serialises writes, so every INSERT lands at once, whole or not at all.
+//
+// # Realm, handles and URL
+//
+// A realm is one database file; the URL form is
+//
+//	appendonly+sqlite:PATH
+//
+// (PATH is created with its schema when absent; a certifying run wants a
+// new path, since a realm starts empty). Every Factory.Open is a new
+// process: new pools over the file, sharing nothing with earlier handles and
+// caching nothing between calls. The file runs in journal_mode=WAL with
+// synchronous=FULL and a busy_timeout.
+//
+// # Tables
+//
+//   - updates_log(commit_id, kind, name, previous, next, has_head,
+//     truncate_after, drop_before, deleted, appended, head): one row per
+//     update of a batch, tagged with its commit id. appended counts the
+//     rows it appends; it is what lets a load number them.
+//   - rows_log(commit_id, kind, name, idx, data): the appended rows, tagged
+//     with the commit id. idx is the row's ordinal within its update's
+//     append list, not its final index: Core does not send indices, and the
+//     first appended row "takes the end index left after any truncation",
+//     which only a load that replays the scope's chain knows. The natural
+//     key (commit_id, kind, name, idx) is the row's insert id: a retried
+//     insert may write a row twice, and loads keep one copy.
+//   - markers(seq, commit_id, token): one row closes a batch; its seq is the
+//     batch's commit point.
+//   - fences(seq, token, kind, lease_expiry): an acquire appends a row of
+//     kind "acquire" with the next token; a renew appends a row of kind
+//     "renew" with the holder's new lease.
+//   - clock(seq, offset_ns): the realm's clock offset; the latest (largest)
+//     offset counts.
+//
+// # Commit point and order
+//
+// markers.seq and fences.seq are drawn from one order shared by both
+// tables: each INSERT computes its seq as one plus the largest seq of
+// either table, inside the statement itself. SQLite runs one writing
+// statement at a time, holding its write lock from the statement's start,
+// so seqs are unique, increase in the order the rows land, and are assigned
+// by the database, never by a writer's clock. A marker's seq is the batch's
+// commit point (obligation 5: "the store's own server-assigned commit
+// order"); a fence row's seq says which commit points come after an
+// acquire. Ties cannot occur.
+//
+// # Commit
+//
+// A commit appends every update of the batch, then its rows (in INSERT
+// requests of at most 7 MiB of row data each, as the spec's "Request size"
+// advises), then the marker, last. faults.CommitLocked sits before the first
+// insert (this store takes no lock: "its locks" are none),
+// faults.CommitBeforePoint just before the marker insert and
+// faults.CommitAfterPoint just after it. A busy insert is retried up to six
+// times with jittered backoff (the spec's "Retries"). Before writing, a
+// commit id that already has a marker answers nil at once (obligation 3),
+// and a token never issued (0 or above the highest) answers
+// *hoststore.InvalidError. The commit never answers Conflict or FencedOut:
+// it answers nil once the marker is written, even for a batch that a load
+// will hide, because obligations 4 and 5 are met at load, as the spec
+// allows ("Core treats both the same way").
+//
+// # Load
+//
+// Every load (LoadHead, ReadRows, ListHeads) replays the realm's log: it
+// reads the markers, then the acquire rows, then the update rows (in that
+// order, without a transaction: anything a marker closes was written before
+// it, and an acquire ordered before a marker was written before it too), and
+// resolves:
+//
+//  1. committed batches: those with a marker; a commit id with several
+//     markers (a retried commit) keeps its first, lowest-seq marker, and its
+//     update rows and row rows written twice collapse to one copy;
+//  2. fencing: a batch whose token is below the highest token of any acquire
+//     row ordered before its marker is invisible (obligation 5);
+//  3. one version chain per scope (obligation 4): per scope, from the
+//     absent state up, among the remaining batches whose update of the scope
+//     has previous equal to the current version, the one with the highest
+//     token wins, and among equal tokens the lowest commit id (byte order).
+//     A delete ends the chain. Every batch that is not on the chain of every
+//     scope it writes (it lost, or its previous was never reached) is
+//     removed, and the chains are resolved again, until nothing is removed:
+//     a batch that loses in one scope is invisible in all of them. The rule
+//     depends only on the set of committed batches, so every load resolves
+//     it the same way; a lower token never beats a higher one at the same
+//     version;
+//  4. the scope's visible state replays its chain: truncate_after,
+//     drop_before, append, head, in that order; removed rows stay in the
+//     log as written and are masked by the visible range [start, end)
+//     (tombstones, obligation 6).
+//
+// The replay covers the whole realm on every call and caches nothing: a
+// batch's visibility in one scope can depend on any other scope it writes.
+// That is fine for the chapter's sizes (a few thousand batches replay in
+// milliseconds); a production store would cache resolved prefixes of the
+// log. Heads and rows are fetched only for what the load answers.
+//
+// # Fence and clock
+//
+// An acquire is one conditional INSERT … SELECT: the next token (the
+// highest plus one) and its lease from now on the realm's clock, inserted
+// only if the mode is Takeover or the holder of the highest token has no
+// live lease. The acquire then reads its own row back, and the rows ordered
+// before it to report a superseded lease. A renew is one conditional INSERT
+// of a lease row, inserted only if its token is still the highest. "Now" is
+// the Go wall clock plus the realm's clock offset;
+// Factory.LapseFenceLeases appends a clock row that moves the offset just
+// past every recorded lease.
+//
+// # Errors and Kill
+//
+// A failure before the marker is written is *hoststore.UnavailableError
+// (rows without a marker are garbage that no load shows); a failure of the
+// marker insert other than SQLITE_BUSY is *hoststore.IndeterminateError. A
+// context that ended before the marker insert answers ctx.Err(). Store.Kill
+// cancels every call in flight and closes the pools; a commit killed before
+// its marker leaves garbage only.
+package appendonly

@@ -1,0 +1,181 @@
+package appendonly
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// nextSeq is the seq of the next marker or fence row: one order over both
+// tables, computed inside the inserting statement (see the package doc).
+const nextSeq = `(SELECT MAX(COALESCE((SELECT MAX(seq) FROM markers), 0), COALESCE((SELECT MAX(seq) FROM fences), 0)) + 1)`
+
+// clockOffset is the realm's clock offset: the largest recorded.
+const clockOffset = `(SELECT COALESCE(MAX(offset_ns), 0) FROM clock)`
+
+// acquireSQL appends the next token's acquire row, with its lease from now
+// (?1 is the wall clock, ?2 the lease, both ns), unless ?3 is 0 (Exclusive)
+// and the holder of the highest token has a live lease.
+const acquireSQL = `INSERT INTO fences (seq, token, kind, lease_expiry)
+SELECT ` + nextSeq + `, t.top + 1, 'acquire', ?1 + c.off + ?2
+FROM (SELECT COALESCE(MAX(token), 0) AS top FROM fences) AS t, (SELECT ` + clockOffset + ` AS off) AS c
+WHERE ?3 <> 0 OR COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = t.top), 0) <= ?1 + c.off`
+
+// renewSQL appends a lease row for token ?1 from now (?2 wall clock, ?3
+// lease), only if ?1 is the highest token.
+const renewSQL = `INSERT INTO fences (seq, token, kind, lease_expiry)
+SELECT ` + nextSeq + `, ?1, 'renew', ?2 + ` + clockOffset + ` + ?3
+WHERE ?1 = (SELECT MAX(token) FROM fences)`
+
+// lapseSQL appends a clock row that puts now (?1 wall clock) just past
+// (?2 ns) the latest recorded lease, if that lease has not lapsed yet.
+const lapseSQL = `INSERT INTO clock (offset_ns)
+SELECT f.top - ?1 + ?2 FROM (SELECT COALESCE(MAX(lease_expiry), 0) AS top FROM fences) AS f
+WHERE f.top >= ?1 + ` + clockOffset
+
+// holder reads the highest token, its latest lease and now on the realm's
+// clock.
+func (s *Store) holder(ctx context.Context) (tok hoststore.FenceToken, expiry, now int64, err error) {
+	var top, off int64
+	err = s.read.QueryRowContext(ctx,
+		`SELECT t.top, COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = t.top), 0), `+clockOffset+`
+		FROM (SELECT COALESCE(MAX(token), 0) AS top FROM fences) AS t`,
+	).Scan(&top, &expiry, &off)
+	return hoststore.FenceToken(top), expiry, time.Now().UnixNano() + off, err
+}
+
+// acquireAttempts bounds how often an exclusive acquire tries again when
+// the holder it was refused for lapsed meanwhile.
+const acquireAttempts = 3
+
+// AcquireFence appends an acquire row with the next token, in one
+// conditional INSERT, and reads it back. Exclusive with a live holder
+// answers *hoststore.HeldError; Takeover supersedes any holder and reports
+// what remained of a live holder's lease.
+func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
+	if mode != hoststore.Exclusive && mode != hoststore.Takeover {
+		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire: unknown mode %s", mode)}
+	}
+	if err := s.gone("acquire"); err != nil {
+		return hoststore.FenceGrant{}, err
+	}
+	octx, done := s.op(ctx)
+	defer done()
+	takeover := 0
+	if mode == hoststore.Takeover {
+		takeover = 1
+	}
+	lease := int64(s.f.cfg.timing.Lease())
+	for range acquireAttempts {
+		res, err := s.insert(octx, acquireSQL, time.Now().UnixNano(), lease, takeover)
+		if err != nil {
+			return hoststore.FenceGrant{}, s.indeterminateOr(ctx, "acquire", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + describe(err)}
+		}
+		if n == 1 {
+			seq, err := res.LastInsertId()
+			if err != nil {
+				return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + describe(err)}
+			}
+			return s.granted(ctx, octx, seq, lease)
+		}
+		tok, expiry, now, err := s.holder(octx)
+		if err != nil {
+			return hoststore.FenceGrant{}, s.unavailable(ctx, "acquire: read holder", err)
+		}
+		if expiry > now {
+			return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: tok, Remaining: time.Duration(expiry - now)}
+		}
+	}
+	return hoststore.FenceGrant{}, &hoststore.UnavailableError{Detail: "acquire: the holder's lease kept changing; try again"}
+}
+
+// granted reads back the acquire row at seq, and the rows ordered before
+// it, to answer the grant: the new token and what remained of the lease of
+// the holder it superseded.
+func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.FenceGrant, error) {
+	var tok, expiry, prevTok, prevExpiry int64
+	err := s.read.QueryRowContext(octx,
+		`SELECT f.token, f.lease_expiry, p.top,
+			COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = p.top AND seq < ?1), 0)
+		FROM fences AS f, (SELECT COALESCE(MAX(token), 0) AS top FROM fences WHERE seq < ?1) AS p
+		WHERE f.seq = ?1`, seq,
+	).Scan(&tok, &expiry, &prevTok, &prevExpiry)
+	if err != nil {
+		// The token is acquired, but unknown to the caller.
+		if ctx.Err() != nil {
+			return hoststore.FenceGrant{}, ctx.Err()
+		}
+		return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: read back: " + describe(err)}
+	}
+	now := expiry - lease
+	g := hoststore.FenceGrant{Token: hoststore.FenceToken(tok)}
+	if prevTok > 0 && prevExpiry > now {
+		g.SupersededLease = time.Duration(prevExpiry - now)
+	}
+	return g, nil
+}
+
+// RenewFence appends a lease row for token from now, in one INSERT that
+// lands only while token is the highest, also when its last lease lapsed.
+// A token never issued (0 or above the highest) is
+// *hoststore.InvalidError; a superseded one *hoststore.FencedOutError.
+func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
+	if err := s.gone("renew"); err != nil {
+		return err
+	}
+	octx, done := s.op(ctx)
+	defer done()
+	if token > 1<<63-1 {
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew: token %d was never issued", token)}
+	}
+	res, err := s.insert(octx, renewSQL, int64(token), time.Now().UnixNano(), int64(s.f.cfg.timing.Lease()))
+	if err != nil {
+		return s.indeterminateOr(ctx, "renew", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if err != nil {
+			return &hoststore.IndeterminateError{Detail: "renew: " + describe(err)}
+		}
+		return nil
+	}
+	top, _, _, err := s.holder(octx)
+	if err != nil {
+		return s.unavailable(ctx, "renew: read holder", err)
+	}
+	if token == 0 || token > top {
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew: token %d was never issued (highest is %d)", token, top)}
+	}
+	return &hoststore.FencedOutError{Current: top}
+}
+
+// lapse appends a clock row that lets every recorded lease run out.
+func (s *Store) lapse(ctx context.Context) error {
+	octx, done := s.op(ctx)
+	defer done()
+	if _, err := s.insert(octx, lapseSQL, time.Now().UnixNano(), int64(time.Millisecond)); err != nil {
+		return s.unavailable(ctx, "lapse leases", err)
+	}
+	return nil
+}
+
+// indeterminateOr maps the failure of a single insert: busy (it never ran)
+// and a handle killed before it is Unavailable, the caller's context ended
+// is ctx.Err(), anything else Indeterminate (the statement may have landed).
+func (s *Store) indeterminateOr(ctx context.Context, what string, err error) error {
+	if busy(err) {
+		return s.unavailable(ctx, what, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if s.done.Load() {
+		return &hoststore.IndeterminateError{Detail: what + ": the handle was killed or closed during the insert"}
+	}
+	return &hoststore.IndeterminateError{Detail: fmt.Sprintf("%s: %s", what, describe(err))}
+}
