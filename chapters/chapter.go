@@ -73,15 +73,40 @@ func HostStoreRows() []*Row {
 	}
 }
 
-// HostStore registers the host store chapter for cfg: one Ordered container
+// Chapter is one chapter: its ID (label "chapter:ID"), its title, its rows
+// in order, and the function that registers its specs for a config.
+type Chapter struct {
+	ID       string
+	Title    string
+	Rows     func() []*Row
+	Register func(cfg Config) bool
+}
+
+// extraChapters are chapters other files of this package add (init time).
+var extraChapters []Chapter
+
+// Chapters lists every chapter in the order a run registers them: the host
+// store chapter first.
+func Chapters() []Chapter {
+	return append([]Chapter{{ID: ChapterHostStore, Title: "Host store chapter", Rows: HostStoreRows, Register: HostStore}}, extraChapters...)
+}
+
+// RegisterAll registers every chapter for cfg; each gets a realm of its own.
+func RegisterAll(cfg Config) bool {
+	for _, c := range Chapters() {
+		c.Register(cfg)
+	}
+	return true
+}
+
+// RegisterRows registers a chapter made of rows: one Ordered container
 // over one realm, made fresh by cfg.NewRealm when the chapter starts. The
 // rows run in order and go on after a failure (ContinueOnFailure); each can
 // be selected by its label "row:ID", and by "ob:N" for an obligation it
-// checks. It answers true so that it can be called as `var _ = ...` inside
-// a caller's own suite file.
-func HostStore(cfg Config) bool {
+// checks. Chapters other than the host store chapter use it too.
+func RegisterRows(cfg Config, id, title string, rows []*Row) bool {
 	var env *Env
-	Describe("Host store chapter", Ordered, ContinueOnFailure, Label("chapter:"+ChapterHostStore), func() {
+	Describe(title, Ordered, ContinueOnFailure, Label("chapter:"+id), func() {
 		BeforeAll(func(ctx SpecContext) {
 			e, err := newEnv(ctx, cfg)
 			if err != nil {
@@ -94,7 +119,7 @@ func HostStore(cfg Config) bool {
 				env.close()
 			}
 		})
-		for _, row := range HostStoreRows() {
+		for _, row := range rows {
 			row := row
 			Describe(row.Name, Label("row:"+row.ID), func() {
 				row.register(&rowEnv{row: row, env: func() *Env { return env }, spec: []any{SpecTimeout(cfg.rowTimeout())}})
@@ -102,6 +127,13 @@ func HostStore(cfg Config) bool {
 		}
 	})
 	return true
+}
+
+// HostStore registers the host store chapter for cfg (see RegisterRows). It
+// answers true so that it can be called as `var _ = ...` inside a caller's
+// own suite file.
+func HostStore(cfg Config) bool {
+	return RegisterRows(cfg, ChapterHostStore, "Host store chapter", HostStoreRows())
 }
 
 // closeQuietly closes a handle gracefully at the end of the chapter, where

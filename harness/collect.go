@@ -37,34 +37,37 @@ func (s *suite) collect(r Report) *reports.Run {
 			run.Interrupted = true
 		}
 	}
-	byRow := map[string]*reports.Row{}
-	for _, row := range chapters.HostStoreRows() {
-		rr := &reports.Row{
-			Chapter:     chapters.ChapterHostStore,
-			ID:          row.ID,
-			Name:        row.Name,
-			Spec:        row.Name,
-			Labels:      []string{"chapter:" + chapters.ChapterHostStore, "row:" + row.ID},
-			Obligations: row.Obligations,
-			Status:      reports.StatusNotRun,
-			Repro:       ReproLine(Repro{Seed: o.Seed, Row: row.ID, Failpoints: o.Failpoints, Store: o.Store}),
+	byRow := map[string]bool{}
+	for _, ch := range chapters.Chapters() {
+		for _, row := range ch.Rows() {
+			byRow[row.ID] = true
+			run.Rows = append(run.Rows, reports.Row{
+				Chapter:     ch.ID,
+				ID:          row.ID,
+				Name:        row.Name,
+				Spec:        ch.Title + ": " + row.Name,
+				Labels:      []string{"chapter:" + ch.ID, "row:" + row.ID},
+				Obligations: row.Obligations,
+				Status:      reports.StatusNotRun,
+				Repro:       ReproLine(Repro{Seed: o.Seed, Row: row.ID, Failpoints: o.Failpoints, Store: o.Store}),
+			})
 		}
-		byRow[row.ID] = rr
-		run.Rows = append(run.Rows, *rr)
 	}
 	agg := map[string][]SpecReport{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			if sr.State.Is(types.SpecStateFailureStates) {
-				// A suite-level node failed (BeforeAll, a reporter): every row carries it.
-				for id := range byRow {
-					agg[id] = append(agg[id], sr)
+				// A chapter-level node failed (BeforeAll, a reporter): every row of it carries it.
+				for _, row := range run.Rows {
+					if ch := chapterOf(sr.Labels()); ch == "" || ch == row.Chapter {
+						agg[row.ID] = append(agg[row.ID], sr)
+					}
 				}
 			}
 			continue
 		}
 		id := rowOf(sr.Labels())
-		if _, ok := byRow[id]; ok {
+		if byRow[id] {
 			agg[id] = append(agg[id], sr)
 		}
 	}
@@ -73,6 +76,15 @@ func (s *suite) collect(r Report) *reports.Run {
 		aggregate(row, agg[row.ID], run.Interrupted)
 	}
 	return run
+}
+
+func chapterOf(labels []string) string {
+	for _, l := range labels {
+		if id, ok := strings.CutPrefix(l, "chapter:"); ok {
+			return id
+		}
+	}
+	return ""
 }
 
 func rowOf(labels []string) string {

@@ -213,8 +213,10 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 // refusing unknown rows and malformed filters.
 func rowFilter(rows, labels string) (string, error) {
 	known := map[string]bool{}
-	for _, r := range chapters.HostStoreRows() {
-		known[r.ID] = true
+	for _, ch := range chapters.Chapters() {
+		for _, r := range ch.Rows() {
+			known[r.ID] = true
+		}
 	}
 	var parts []string
 	for _, r := range strings.Split(rows, ",") {
@@ -325,16 +327,15 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conform list: takes no arguments, got %q\n", args[0])
 		return ExitUsage
 	}
-	fmt.Fprintf(stdout, "chapter %s (label chapter:%s), rows in order:\n", chapters.ChapterHostStore, chapters.ChapterHostStore)
-	for _, r := range chapters.HostStoreRows() {
-		var obs []string
-		for _, o := range r.Obligations {
-			obs = append(obs, o)
+	for _, ch := range chapters.Chapters() {
+		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
+		for _, r := range ch.Rows() {
+			fmt.Fprintf(stdout, "  %-16s %-34s labels row:%s %s\n", r.ID, r.Name, r.ID, strings.Join(r.Obligations, " "))
+			fmt.Fprintf(stdout, "  %-16s depends on: %s\n", "", r.DependsOn)
 		}
-		fmt.Fprintf(stdout, "  %-16s %-34s labels row:%s %s\n", r.ID, r.Name, r.ID, strings.Join(obs, " "))
-		fmt.Fprintf(stdout, "  %-16s depends on: %s\n", "", r.DependsOn)
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout, "\nobligations:")
+	fmt.Fprintln(stdout, "obligations:")
 	for _, o := range chapters.Obligations {
 		fmt.Fprintf(stdout, "  %-9s %s\n", o.ID, o.Title)
 	}

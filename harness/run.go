@@ -61,7 +61,7 @@ func (s *suite) register(newRealm NewRealm) {
 			Fail("conform: " + err.Error())
 		}
 	})
-	chapters.HostStore(cfg)
+	chapters.RegisterAll(cfg)
 	if o.Progress != nil {
 		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
 	}

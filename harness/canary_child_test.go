@@ -1,0 +1,73 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/harness/internal/canary"
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/reference"
+)
+
+// The environment through which TestCanaries tells a child what to run.
+const (
+	// envCanary names the store a child runs the chapter over: a canary's
+	// bugs as canary.ParseBugs reads them ("correct" for none), or
+	// "reference" for the reference store.
+	envCanary = "CONFORM_CANARY"
+	// envCanaryDir is where the child writes its reports.
+	envCanaryDir = "CONFORM_CANARY_DIR"
+	// envCanarySeed is the child's seed.
+	envCanarySeed = "CONFORM_CANARY_SEED"
+	// envCanaryRowTimeout is the child's row timeout, as time.ParseDuration
+	// reads it ("" for the harness's default).
+	envCanaryRowTimeout = "CONFORM_CANARY_ROW_TIMEOUT"
+)
+
+// referenceName is the envCanary value that runs the reference store.
+const referenceName = "reference"
+
+// TestCanaryChild runs the whole chapter over the store envCanary names and
+// writes the reports to envCanaryDir. It runs only as a child process of
+// TestCanaries (Ginkgo runs one suite per process) and is skipped
+// otherwise. Failing rows make it fail, as harness.Run does for any store
+// that is not conformant; the parent judges the report, not the exit code.
+func TestCanaryChild(t *testing.T) {
+	name := os.Getenv(envCanary)
+	if name == "" {
+		t.Skip("a child of TestCanaries: runs only with " + envCanary + " set")
+	}
+	newRealm := func(context.Context) (hoststore.HostStoreFactory, error) {
+		return reference.NewFactory(), nil
+	}
+	if name != referenceName {
+		bugs, err := canary.ParseBugs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newRealm = func(context.Context) (hoststore.HostStoreFactory, error) {
+			return canary.NewFactory(bugs), nil
+		}
+	}
+	dir := os.Getenv(envCanaryDir)
+	if dir == "" {
+		t.Fatal(envCanaryDir + " is not set")
+	}
+	seed, err := strconv.ParseUint(os.Getenv(envCanarySeed), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", envCanarySeed, err)
+	}
+	opts := []harness.Option{harness.WithReportDir(dir), harness.WithSeed(seed), harness.WithStore("canary:" + name)}
+	if s := os.Getenv(envCanaryRowTimeout); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("%s: %v", envCanaryRowTimeout, err)
+		}
+		opts = append(opts, harness.WithRowTimeout(d))
+	}
+	harness.Run(t, newRealm, opts...)
+}

@@ -1,0 +1,166 @@
+// Package canary is a small in-memory host store for testing the harness
+// itself: with no bug set it is correct and passes the whole host store
+// chapter; each Bug breaks one thing the way real stores break, so that the
+// harness's own tests can check the chapter fails exactly the rows (and
+// names exactly the obligations) that bug breaks.
+//
+// The store is deliberately simple: one realm-wide mutex guards maps of
+// scopes and landed commit ids, and a commit checks and applies its whole
+// batch under that mutex in one step, its commit point. It calls the
+// in-store failpoints (faults.At) at commit-locked, commit-before-point and
+// commit-after-point, and never holds its mutex across an At call, so a
+// commit held there holds up no other commit, read or fence call. The fence
+// runs on a manual clock that only LapseFenceLeases moves. It is written
+// from the contract (host-store-spi.txt), not from the reference store.
+package canary
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Bugs is a set of deliberate breaches. The zero value is a correct store.
+type Bugs uint32
+
+// The bugs, each named after what it breaks. The obligation in brackets is
+// the one a conformant chapter must report.
+const (
+	// TornBatch [ob:1] applies a batch scope by scope and calls the
+	// commit-before-point failpoint between the first scope and the rest, so
+	// a crash or a kill there leaves the batch in one scope only.
+	TornBatch Bugs = 1 << iota
+	// LostOnKill [ob:2] answers Ok before the batch is durable: it keeps the
+	// batch in the handle and applies it only when the handle's next call
+	// (or Close) comes; a killed handle loses it.
+	LostOnKill
+	// RetryTwice [ob:3] skips the idempotency check: a batch whose commit id
+	// already landed is applied again, its rows appended a second time.
+	RetryTwice
+	// LastWriterWins [ob:4] never checks Previous: a second batch for one
+	// version overwrites the first in the scopes it touches, so the loser
+	// stays visible in its other scopes.
+	LastWriterWins
+	// IgnoreToken [ob:5] never checks a batch's token at commit.
+	IgnoreToken
+	// LateTruncate [ob:6] makes truncate_after take effect one batch late:
+	// the batch that carries it skips it, and the scope's next batch
+	// applies it before its own parts.
+	LateTruncate
+	// ReversedAppend [ob:7] stores the rows of a multi-row append in
+	// reverse order.
+	ReversedAppend
+	// RealmLock [ob:8] holds one realm-wide lock from before the
+	// commit-locked failpoint until after commit-after-point, so a commit
+	// held there stalls every other commit.
+	RealmLock
+	// SkipLastListed [ob:9] leaves each listing page's last name out but
+	// sets Next to it, so the next page starts past a scope never listed.
+	SkipLastListed
+	// RenewNeverFenced [ob:fence] answers Ok to a renew of a superseded
+	// token.
+	RenewNeverFenced
+	// ExclusiveIgnoresHolder [ob:fence] never answers Held to an exclusive
+	// acquire: it supersedes a live holder as a takeover would, and reports
+	// no superseded lease.
+	ExclusiveIgnoresHolder
+	// NoRenewAfterLapse [ob:fence] refuses a renew of the current token
+	// with FencedOut once its lease lapsed.
+	NoRenewAfterLapse
+	// DropRenumbers [ob:6] renumbers the rows that drop_before keeps from
+	// 0, so a read from 0 returns them.
+	DropRenumbers
+	// ReadBelowStartOK [ob:ops] answers the rows from the first visible one
+	// to a read below it, instead of Invalid.
+	ReadBelowStartOK
+	// Panics [ob:errors] panics in Commit for a batch whose commit id
+	// contains "rows/".
+	Panics
+	// Hangs [ob:errors] blocks LoadHead of a scope whose name starts with
+	// "stale-fence/" forever, ignoring its context.
+	Hangs
+	// UnknownError [ob:errors] answers errors.New("boom"), none of the six
+	// error types, to ListHeads of the Identity kind.
+	UnknownError
+
+	bugEnd
+)
+
+var bugNames = map[Bugs]string{
+	TornBatch:              "torn-batch",
+	LostOnKill:             "lost-on-kill",
+	RetryTwice:             "retry-twice",
+	LastWriterWins:         "last-writer-wins",
+	IgnoreToken:            "ignore-token",
+	LateTruncate:           "late-truncate",
+	ReversedAppend:         "reversed-append",
+	RealmLock:              "realm-lock",
+	SkipLastListed:         "skip-last-listed",
+	RenewNeverFenced:       "renew-never-fenced",
+	ExclusiveIgnoresHolder: "exclusive-ignores-holder",
+	NoRenewAfterLapse:      "no-renew-after-lapse",
+	DropRenumbers:          "drop-renumbers",
+	ReadBelowStartOK:       "read-below-start-ok",
+	Panics:                 "panics",
+	Hangs:                  "hangs",
+	UnknownError:           "unknown-error",
+}
+
+// AllBugs lists every single bug, in declaration order.
+func AllBugs() []Bugs {
+	out := make([]Bugs, 0, len(bugNames))
+	for b := Bugs(1); b < bugEnd; b <<= 1 {
+		out = append(out, b)
+	}
+	return out
+}
+
+// Has reports whether every bug of x is in b.
+func (b Bugs) Has(x Bugs) bool { return x != 0 && b&x == x }
+
+// String names the bugs in b, joined by "+", in declaration order; the
+// empty set is "correct".
+func (b Bugs) String() string {
+	if b == 0 {
+		return "correct"
+	}
+	var names []string
+	for _, x := range AllBugs() {
+		if b.Has(x) {
+			names = append(names, bugNames[x])
+		}
+	}
+	if rest := b &^ (bugEnd - 1); rest != 0 {
+		names = append(names, fmt.Sprintf("Bugs(%#x)", uint32(rest)))
+	}
+	return strings.Join(names, "+")
+}
+
+// ParseBugs reads what String writes: "correct" (or "") is no bug,
+// otherwise bug names joined by "+". It refuses an unknown name, listing
+// the known ones.
+func ParseBugs(s string) (Bugs, error) {
+	if s == "" || s == "correct" {
+		return 0, nil
+	}
+	var b Bugs
+	for _, name := range strings.Split(s, "+") {
+		found := false
+		for x, n := range bugNames {
+			if n == name {
+				b |= x
+				found = true
+				break
+			}
+		}
+		if !found {
+			known := make([]string, 0, len(bugNames))
+			for _, n := range bugNames {
+				known = append(known, n)
+			}
+			sort.Strings(known)
+			return 0, fmt.Errorf("canary: unknown bug %q; the bugs are %s", name, strings.Join(known, ", "))
+		}
+	}
+	return b, nil
+}

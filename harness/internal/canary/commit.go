@@ -1,0 +1,254 @@
+package canary
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// Commit applies one batch atomically ("commit(batch)"). It passes the
+// in-store failpoints commit-locked and commit-before-point, then checks
+// and applies the whole batch under the realm's mutex (its commit point),
+// then passes commit-after-point. A failpoint's error (a crash the harness
+// injected, or ctx.Err() while held) is answered as it is: before the
+// commit point nothing was applied, after it the batch stays applied.
+func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
+	if b == nil {
+		return &hoststore.InvalidError{Detail: "commit of a nil batch"}
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	r := s.r
+	id := b.CommitID()
+	if r.bugs.Has(Panics) && strings.Contains(string(id), "rows/") {
+		panic(fmt.Sprintf("canary: deliberate panic in the commit of %q", id))
+	}
+	if r.bugs.Has(RealmLock) {
+		r.commitMu.Lock()
+		defer r.commitMu.Unlock()
+	}
+	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
+		return err
+	}
+	if r.bugs.Has(TornBatch) {
+		return s.commitTorn(ctx, b)
+	}
+	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+		return err
+	}
+	if err := s.point(b); err != nil {
+		return err
+	}
+	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
+		return err
+	}
+	if s.killed.Load() {
+		return &hoststore.IndeterminateError{Detail: "the handle was killed after the commit point; the answer is lost"}
+	}
+	return nil
+}
+
+// point is the commit point: under the realm's mutex, a killed handle
+// applies nothing; otherwise the batch is checked and applied in one step.
+// Under LostOnKill the checked batch is only kept in the handle.
+func (s *Store) point(b *hoststore.CommitBatch) error {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.killed.Load() {
+		return &hoststore.UnavailableError{Detail: "the handle was killed before the commit point; nothing was applied"}
+	}
+	if !r.bugs.Has(LostOnKill) {
+		return r.pointLocked(b)
+	}
+	if r.landed[b.CommitID()] {
+		return nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		return err
+	}
+	s.pmu.Lock()
+	s.pending = append(s.pending, b)
+	s.pmu.Unlock()
+	return nil
+}
+
+// commitTorn is TornBatch's commit: it checks the batch and applies its
+// first update, passes commit-before-point, and only then applies the rest.
+func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error {
+	r := s.r
+	id := b.CommitID()
+	ups := b.Updates()
+	r.mu.Lock()
+	switch {
+	case s.killed.Load():
+		r.mu.Unlock()
+		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
+	case r.landed[id]:
+		r.mu.Unlock()
+		return nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.landed[id] = true
+	r.applyUpdateLocked(ups[0], id)
+	r.mu.Unlock()
+	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if s.killed.Load() {
+		r.mu.Unlock()
+		return &hoststore.UnavailableError{Detail: "the handle was killed midway"}
+	}
+	for _, u := range ups[1:] {
+		r.applyUpdateLocked(u, id)
+	}
+	r.mu.Unlock()
+	return faults.At(ctx, faults.CommitAfterPoint, id)
+}
+
+// pointLocked checks and applies b; a commit id that already landed
+// answers Ok without acting again ("A commit id that already landed
+// answers Ok without acting again"), except under RetryTwice.
+func (r *realm) pointLocked(b *hoststore.CommitBatch) error {
+	if r.landed[b.CommitID()] {
+		if r.bugs.Has(RetryTwice) {
+			r.reapplyLocked(b)
+		}
+		return nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		return err
+	}
+	r.landed[b.CommitID()] = true
+	for _, u := range b.Updates() {
+		r.applyUpdateLocked(u, b.CommitID())
+	}
+	return nil
+}
+
+// checkLocked refuses a batch that must not land: a token below the
+// highest acquired is FencedOut (obligation 5 met at commit), a token never
+// issued is Invalid, an update whose Previous is not the scope's version is
+// Conflict (obligation 4 met at commit), and a create of a deleted name is
+// Invalid ("a store may refuse such a create as Invalid").
+func (r *realm) checkLocked(b *hoststore.CommitBatch) error {
+	if !r.bugs.Has(IgnoreToken) {
+		switch t := b.Token(); {
+		case t < r.token:
+			return &hoststore.FencedOutError{Current: r.token}
+		case t == 0 || t > r.token:
+			return &hoststore.InvalidError{Detail: fmt.Sprintf("token %d was never issued", t)}
+		}
+	}
+	if r.bugs.Has(LastWriterWins) {
+		return nil
+	}
+	for _, u := range b.Updates() {
+		cur := r.scopes[u.Scope]
+		switch {
+		case u.Previous == nil && cur.live():
+			return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
+		case u.Previous == nil && cur != nil:
+			return &hoststore.InvalidError{Detail: fmt.Sprintf("scope %s was deleted; its name is never created again", u.Scope)}
+		case u.Previous != nil && !cur.live():
+			return &hoststore.ConflictError{Scope: u.Scope}
+		case u.Previous != nil && cur.version != *u.Previous:
+			return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
+		}
+	}
+	return nil
+}
+
+// reapplyLocked is RetryTwice's second application of a landed batch:
+// each update's parts act again on the scope as it is now.
+func (r *realm) reapplyLocked(b *hoststore.CommitBatch) {
+	for _, u := range b.Updates() {
+		cur := r.scopes[u.Scope]
+		if !cur.live() || u.Delete {
+			continue
+		}
+		u.Previous = hoststore.Ptr(cur.version)
+		u.Next = cur.version + 1
+		r.applyUpdateLocked(u, b.CommitID())
+	}
+}
+
+// applyUpdateLocked applies one update, its parts in the order
+// truncate_after, drop_before, append, head.
+func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID) {
+	if u.Delete {
+		r.scopes[u.Scope] = &scope{version: u.Next, commitID: id, deleted: true}
+		return
+	}
+	sc := r.scopes[u.Scope]
+	if u.Previous == nil || !sc.live() {
+		sc = &scope{}
+		r.scopes[u.Scope] = sc
+	}
+	if t := sc.lateTruncate; t != nil {
+		sc.lateTruncate = nil
+		sc.truncate(*t)
+	}
+	if t := u.TruncateAfter; t != nil {
+		if r.bugs.Has(LateTruncate) {
+			sc.lateTruncate = hoststore.Ptr(*t)
+		} else {
+			sc.truncate(*t)
+		}
+	}
+	if d := u.DropBefore; d != nil {
+		sc.drop(*d, r.bugs.Has(DropRenumbers))
+	}
+	rows := u.Append // Updates() answered a copy: the store may keep it
+	if r.bugs.Has(ReversedAppend) {
+		slices.Reverse(rows)
+	}
+	sc.rows = append(sc.rows, rows...)
+	sc.end += hoststore.RowIndex(len(rows))
+	if u.Head != nil {
+		sc.head = *u.Head
+	}
+	sc.version = u.Next
+	sc.commitID = id
+}
+
+// truncate removes every row whose index is at least t; the next appended
+// row takes t. At or past the end nothing is removed.
+func (sc *scope) truncate(t hoststore.RowIndex) {
+	if t >= sc.end {
+		return
+	}
+	if t <= sc.start {
+		sc.rows, sc.start = nil, t
+	} else {
+		sc.rows = sc.rows[:t-sc.start]
+	}
+	sc.end = t
+}
+
+// drop removes every row whose index is below d, without renumbering the
+// rest (unless renumber, the DropRenumbers bug); past the end every row
+// goes and the end index stays.
+func (sc *scope) drop(d hoststore.RowIndex, renumber bool) {
+	if d <= sc.start {
+		return
+	}
+	if d >= sc.end {
+		sc.rows, sc.start = nil, sc.end
+	} else {
+		sc.rows = sc.rows[d-sc.start:]
+		sc.start = d
+	}
+	if renumber {
+		sc.start, sc.end = 0, hoststore.RowIndex(len(sc.rows))
+	}
+}

@@ -1,0 +1,120 @@
+package canary
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// LoadHead answers the scope's visible head, or nil, nil when it was never
+// created or was deleted ("load_head").
+func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, &hoststore.InvalidError{Detail: err.Error()}
+	}
+	if s.r.bugs.Has(Hangs) && strings.HasPrefix(string(ref.Name), "stale-fence/") {
+		select {} // the bug: block forever, whatever the caller's context says
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sc := r.scopes[ref]
+	if !sc.live() {
+		return nil, nil
+	}
+	h := sc.headLocked()
+	return &h, nil
+}
+
+// headLocked copies the scope's visible head.
+func (sc *scope) headLocked() hoststore.VersionedHead {
+	return hoststore.VersionedHead{Version: sc.version, CommitID: sc.commitID, Head: append([]byte{}, sc.head...)}
+}
+
+// ListHeads answers the visible scopes of kind whose names sort after
+// after, in byte order of names, each with its head, at most limit; Next
+// names the last one answered while more follow, and is nil once the
+// listing has ended ("list_heads").
+func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	if err := s.enter(ctx); err != nil {
+		return hoststore.HeadPage{}, err
+	}
+	if !kind.Valid() {
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("scope kind %d is not a kind", uint8(kind))}
+	}
+	if limit <= 0 {
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads limit %d is not positive", limit)}
+	}
+	if s.r.bugs.Has(UnknownError) && kind == hoststore.KindIdentity {
+		return hoststore.HeadPage{}, errors.New("boom")
+	}
+	r := s.r
+	r.mu.Lock()
+	var names []hoststore.ScopeName
+	for ref, sc := range r.scopes {
+		if ref.Kind == kind && sc.live() && (after == nil || ref.Name > *after) {
+			names = append(names, ref.Name)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	more := len(names) > limit
+	if more {
+		names = names[:limit]
+	}
+	var pg hoststore.HeadPage
+	for _, n := range names {
+		pg.Heads = append(pg.Heads, hoststore.NamedHead{Name: n, Head: r.scopes[hoststore.ScopeRef{Kind: kind, Name: n}].headLocked()})
+	}
+	r.mu.Unlock()
+	if more {
+		last := names[len(names)-1]
+		pg.Next = &last
+	}
+	if r.bugs.Has(SkipLastListed) && len(pg.Heads) > 0 {
+		last := pg.Heads[len(pg.Heads)-1].Name
+		pg.Heads = pg.Heads[:len(pg.Heads)-1]
+		pg.Next = &last
+	}
+	return pg, nil
+}
+
+// ReadRows answers the scope's visible rows from index from, in index
+// order, at most limit, ending early at the scope's end; a from below the
+// first visible row is Invalid, and a scope that does not exist has no
+// rows ("read_rows").
+func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, &hoststore.InvalidError{Detail: err.Error()}
+	}
+	if limit <= 0 {
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows limit %d is not positive", limit)}
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sc := r.scopes[ref]
+	if !sc.live() {
+		return nil, nil
+	}
+	if from < sc.start {
+		if !r.bugs.Has(ReadBelowStartOK) {
+			return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, sc.start)}
+		}
+		from = sc.start
+	}
+	var out []hoststore.Row
+	for i := from; i < sc.end && len(out) < limit; i++ {
+		out = append(out, hoststore.Row{Index: i, Data: append([]byte{}, sc.rows[i-sc.start]...)})
+	}
+	return out, nil
+}

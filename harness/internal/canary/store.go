@@ -1,0 +1,229 @@
+package canary
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// Factory stands for one in-memory realm, which starts empty, with the bugs
+// it was made with. It implements hoststore.HostStoreFactory.
+type Factory struct {
+	r *realm
+}
+
+var _ hoststore.HostStoreFactory = (*Factory)(nil)
+
+// NewFactory answers a factory over a new, empty realm whose handles have
+// bugs (0: a correct store).
+func NewFactory(bugs Bugs) *Factory {
+	return &Factory{r: &realm{
+		bugs:   bugs,
+		timing: hoststore.DefaultFenceTiming(),
+		scopes: map[hoststore.ScopeRef]*scope{},
+		landed: map[hoststore.CommitID]bool{},
+	}}
+}
+
+// Bugs answers the bugs the realm was made with.
+func (f *Factory) Bugs() Bugs { return f.r.bugs }
+
+// Open answers a new handle over the realm: a new "process" that holds
+// nothing of the handles before it.
+func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Store{r: f.r}, nil
+}
+
+// LapseFenceLeases moves the realm's manual clock to the end of the
+// recorded lease, so that no holder is live ("every recorded lease runs
+// out"). It does nothing when no lease is live.
+func (f *Factory) LapseFenceLeases(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := f.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.leaseEnd > r.now {
+		r.now = r.leaseEnd
+	}
+	return nil
+}
+
+// realm is the state every handle of one factory shares, under mu.
+type realm struct {
+	bugs   Bugs
+	timing hoststore.FenceTiming
+
+	// commitMu is the realm-wide commit lock of the RealmLock bug; a
+	// correct store never takes it.
+	commitMu sync.Mutex
+
+	mu sync.Mutex
+	// now is the manual clock, as time since the realm started; only
+	// LapseFenceLeases moves it.
+	now time.Duration
+	// token is the highest token issued (0: none); leaseEnd is when its
+	// holder's recorded lease ends on the manual clock.
+	token    hoststore.FenceToken
+	leaseEnd time.Duration
+	// scopes holds every scope ever created, deleted ones as tombstones.
+	scopes map[hoststore.ScopeRef]*scope
+	// landed holds the commit id of every batch past its commit point.
+	landed map[hoststore.CommitID]bool
+}
+
+// scope is one scope's state. Its rows are those with indices
+// [start, end), rows[i] having index start+i.
+type scope struct {
+	version  hoststore.ScopeVersion
+	commitID hoststore.CommitID
+	head     []byte
+	start    hoststore.RowIndex
+	end      hoststore.RowIndex
+	rows     [][]byte
+	deleted  bool
+	// lateTruncate is the truncation the LateTruncate bug put off to the
+	// scope's next batch.
+	lateTruncate *hoststore.RowIndex
+}
+
+// live reports whether s is a visible scope: created and not deleted.
+func (s *scope) live() bool { return s != nil && !s.deleted }
+
+// Store is one handle over a realm. It implements hoststore.HostStore,
+// hoststore.Killer and io.Closer. Without bugs it meets every obligation at
+// commit: a stale token is FencedOut, a wrong Previous is Conflict, and a
+// commit id that already landed answers Ok without acting again.
+type Store struct {
+	r      *realm
+	killed atomic.Bool
+
+	// pending holds the batches the LostOnKill bug answered Ok to without
+	// applying them.
+	pmu     sync.Mutex
+	pending []*hoststore.CommitBatch
+}
+
+var (
+	_ hoststore.HostStore = (*Store)(nil)
+	_ hoststore.Killer    = (*Store)(nil)
+)
+
+// Kill kills the handle, as a process dying: every later call answers
+// *hoststore.UnavailableError, a commit in flight that has not reached its
+// commit point applies nothing, and (LostOnKill) what the handle still
+// kept is lost.
+func (s *Store) Kill() {
+	s.killed.Store(true)
+	s.pmu.Lock()
+	s.pending = nil
+	s.pmu.Unlock()
+}
+
+// Close ends the handle gracefully: what it kept (LostOnKill) is applied
+// first. Later calls answer Unavailable.
+func (s *Store) Close() error {
+	if s.killed.Load() {
+		return nil
+	}
+	s.flush()
+	s.killed.Store(true)
+	return nil
+}
+
+// enter is the start of every call: the context must be live and the
+// handle alive; under LostOnKill, the batches kept from earlier commits
+// are applied now.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.killed.Load() {
+		return &hoststore.UnavailableError{Detail: "the handle was killed or closed"}
+	}
+	s.flush()
+	return nil
+}
+
+// flush applies the batches LostOnKill kept. A kept batch that no longer
+// applies (its scopes moved on meanwhile) is dropped: losing it is the bug.
+func (s *Store) flush() {
+	s.pmu.Lock()
+	kept := s.pending
+	s.pending = nil
+	s.pmu.Unlock()
+	if len(kept) == 0 {
+		return
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range kept {
+		_ = r.pointLocked(b) // a batch that no longer applies is lost: the bug
+	}
+}
+
+// FenceTiming is the default timing: 10 s renew, 30 s lease.
+func (s *Store) FenceTiming() hoststore.FenceTiming { return s.r.timing }
+
+// AcquireFence issues a token above every earlier one and records a lease
+// for it from now. Exclusive answers *HeldError while the holder of the
+// highest token is live; Takeover supersedes it and reports what remained
+// of its lease.
+func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
+	if err := s.enter(ctx); err != nil {
+		return hoststore.FenceGrant{}, err
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var remaining time.Duration
+	if r.token > 0 && r.leaseEnd > r.now {
+		remaining = r.leaseEnd - r.now
+	}
+	switch mode {
+	case hoststore.Exclusive:
+		if remaining > 0 && !r.bugs.Has(ExclusiveIgnoresHolder) {
+			return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: r.token, Remaining: remaining}
+		}
+		remaining = 0
+	case hoststore.Takeover:
+	default:
+		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: "unknown acquire mode " + mode.String()}
+	}
+	r.token++
+	r.leaseEnd = r.now + r.timing.Lease()
+	return hoststore.FenceGrant{Token: r.token, SupersededLease: remaining}, nil
+}
+
+// RenewFence records a new lease from now for the holder of token, also
+// when its last lease lapsed. A superseded token is *FencedOutError; a
+// token the store never issued is *InvalidError.
+func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case token == 0 || token > r.token:
+		return &hoststore.InvalidError{Detail: "renew of a token the store never issued"}
+	case token < r.token:
+		if r.bugs.Has(RenewNeverFenced) {
+			return nil
+		}
+		return &hoststore.FencedOutError{Current: r.token}
+	case r.bugs.Has(NoRenewAfterLapse) && r.leaseEnd <= r.now:
+		return &hoststore.FencedOutError{Current: r.token}
+	}
+	r.leaseEnd = r.now + r.timing.Lease()
+	return nil
+}
