@@ -43,7 +43,11 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := checkBatch(b); err != nil {
 		return err
 	}
-	t := newTxn(s, b)
+	var (
+		t    txn
+		bufs txnBufs
+	)
+	t.init(s, b, &bufs)
 	defer t.unlock()
 	if err := t.lock(ctx); err != nil {
 		return err
@@ -51,7 +55,8 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	return t.run(ctx)
 }
 
-// txn is one commit in flight. Its slices are aligned with ups.
+// txn is one commit in flight. Its slices are aligned with ups; for a
+// batch of up to two updates they live in a txnBufs on the caller's stack.
 type txn struct {
 	s      *Store
 	r      *realm
@@ -67,20 +72,30 @@ type txn struct {
 	staged bool
 }
 
-func newTxn(s *Store, b *hoststore.CommitBatch) *txn {
+// txnBufs backs the slices of a txn over at most two scopes.
+type txnBufs struct {
+	slots  [2]*slot
+	order  [2]int
+	states [4]*scopeState
+}
+
+func (t *txn) init(s *Store, b *hoststore.CommitBatch, bufs *txnBufs) {
 	ups := b.Updates() // a private deep copy: the states keep its bytes
 	n := len(ups)
-	slots := make([]*slot, n)
-	states := make([]*scopeState, 2*n)
-	order := make([]int, n)
+	*t = txn{s: s, r: s.realm, id: b.CommitID(), token: b.Token(), ups: ups}
+	if n <= len(bufs.slots) {
+		t.slots, t.order, t.prev, t.next = bufs.slots[:n], bufs.order[:n], bufs.states[:n], bufs.states[n:2*n]
+	} else {
+		states := make([]*scopeState, 2*n)
+		t.slots, t.order, t.prev, t.next = make([]*slot, n), make([]int, n), states[:n], states[n:]
+	}
 	for i := range ups {
-		slots[i] = s.realm.slotFor(ups[i].Scope)
-		order[i] = i
+		t.slots[i] = s.realm.slotFor(ups[i].Scope)
+		t.order[i] = i
 	}
 	if n > 1 {
-		slices.SortFunc(order, func(a, b int) int { return compareRefs(ups[a].Scope, ups[b].Scope) })
+		slices.SortFunc(t.order, func(a, b int) int { return compareRefs(ups[a].Scope, ups[b].Scope) })
 	}
-	return &txn{s: s, r: s.realm, id: b.CommitID(), token: b.Token(), ups: ups, slots: slots, order: order, prev: states[:n], next: states[n:]}
 }
 
 // lock takes the scope locks in order; it gives up when ctx ends or the
@@ -119,7 +134,7 @@ func (t *txn) run(ctx context.Context) error {
 	if t.s.killed.Load() {
 		return errKilled()
 	}
-	if _, ok := t.r.landed.Load(t.id); ok {
+	if _, ok := t.r.landed.load(t.id); ok {
 		return nil
 	}
 	if err := t.r.fence.check(t.token); err != nil {
@@ -152,7 +167,7 @@ func (t *txn) run(ctx context.Context) error {
 
 // stage builds the new states and makes them ready for the point: a
 // created name enters the index (unlisted until its state is visible), and
-// a batch over several scopes installs a pending cell in each.
+// a batch over several scopes publishes its pending states (see slot).
 func (t *txn) stage() {
 	t.staged = true
 	for i := range t.ups {
@@ -164,14 +179,15 @@ func (t *txn) stage() {
 	if len(t.ups) > 1 {
 		t.rec = &commitRecord{}
 		for i, sl := range t.slots {
-			sl.cur.Store(&cell{state: t.next[i], prev: t.prev[i], rec: t.rec})
+			t.next[i].rec, t.next[i].prev = t.rec, t.prev[i]
+			sl.cur.Store(t.next[i])
 		}
 	}
 }
 
 // point is the commit point: under the fence's shared lock, the token is
 // checked again and the batch becomes visible in one atomic step (the
-// record, or the one scope's cell), and its commit id is recorded landed.
+// record, or the one scope's state), and its commit id is recorded landed.
 func (t *txn) point() error {
 	f := &t.r.fence
 	f.mu.RLock()
@@ -185,9 +201,9 @@ func (t *txn) point() error {
 	if t.rec != nil {
 		t.rec.state.Store(recCommitted)
 	} else {
-		t.slots[0].cur.Store(&cell{state: t.next[0]})
+		t.slots[0].cur.Store(t.next[0])
 	}
-	t.r.landed.Store(t.id, struct{}{})
+	t.r.landed.store(t.id, struct{}{})
 	return nil
 }
 
@@ -199,7 +215,7 @@ func (t *txn) abort() {
 	if t.rec != nil {
 		t.rec.state.Store(recAborted)
 		for i, sl := range t.slots {
-			sl.cur.Store(&cell{state: t.prev[i]})
+			sl.cur.Store(t.prev[i])
 		}
 	}
 	for i := range t.ups {
@@ -209,12 +225,14 @@ func (t *txn) abort() {
 	}
 }
 
-// finish tidies after the point: cells lose their record, deleted names
-// leave the index (listings already skip them).
+// finish tidies after the point: clean copies replace the pending states,
+// deleted names leave the index (listings already skip them).
 func (t *txn) finish() {
 	if t.rec != nil {
 		for i, sl := range t.slots {
-			sl.cur.Store(&cell{state: t.next[i]})
+			clean := *t.next[i]
+			clean.rec, clean.prev = nil, nil
+			sl.cur.Store(&clean)
 		}
 	}
 	for i := range t.ups {

@@ -22,6 +22,10 @@ type scopeState struct {
 	rows     [][]byte
 	buf      *rowBuf
 	deleted  bool
+	// rec and prev are set only on a Store's pending state (see slot):
+	// until rec is committed, readers see prev instead.
+	rec  *commitRecord
+	prev *scopeState
 }
 
 // live reports whether s is a visible scope: created and not deleted.
@@ -105,6 +109,7 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 	n := &scopeState{}
 	if u.Previous != nil {
 		*n = *prev
+		n.rec, n.prev = nil, nil
 	}
 	n.version, n.commitID = u.Next, id
 	// truncate_after: rows at or past t go; at or past the end nothing does.
@@ -178,21 +183,32 @@ func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Ro
 // limit, with Next set to the last name answered when a further visible
 // scope follows and nil when the listing has ended. look resolves a name
 // to the state a reader sees now; names whose state is not live are
-// skipped. Heads is nil on an empty page.
+// skipped. Heads is nil on an empty page. The heads answered are copies,
+// made in one buffer (each head capped to its own length).
 func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look func(hoststore.ScopeName, V) *scopeState) hoststore.HeadPage {
 	var page hoststore.HeadPage
+	var states []*scopeState
+	size := 0
 	treeAscend(t, after, func(name hoststore.ScopeName, v V) bool {
 		st := look(name, v)
 		if !st.live() {
 			return true
 		}
-		if len(page.Heads) == limit {
+		if len(states) == limit {
 			page.Next = hoststore.Ptr(page.Heads[limit-1].Name)
 			return false
 		}
-		page.Heads = append(page.Heads, hoststore.NamedHead{Name: name, Head: *st.versionedHead()})
+		states = append(states, st)
+		page.Heads = append(page.Heads, hoststore.NamedHead{Name: name})
+		size += len(st.head)
 		return true
 	})
+	data := make([]byte, 0, size)
+	for i, st := range states {
+		a := len(data)
+		data = append(data, st.head...)
+		page.Heads[i].Head = hoststore.VersionedHead{Version: st.version, CommitID: st.commitID, Head: data[a:len(data):len(data)]}
+	}
 	return page
 }
 

@@ -3,6 +3,7 @@ package reference
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -48,7 +49,12 @@ func NewFactory(opts ...Option) *Factory {
 	if cfg.clock == nil {
 		cfg.clock = NewClock()
 	}
-	return &Factory{realm: &realm{timing: cfg.timing, clock: cfg.clock}}
+	return &Factory{realm: &realm{
+		timing: cfg.timing,
+		clock:  cfg.clock,
+		slots:  newShardedMap[hoststore.ScopeRef, *slot](hashRef),
+		landed: newShardedMap[hoststore.CommitID, struct{}](hashID),
+	}}
 }
 
 // Open answers a new handle (*Store) over the realm: a new "process" that
@@ -73,16 +79,16 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 // Clock answers the realm's clock.
 func (f *Factory) Clock() *Clock { return f.realm.clock }
 
-// realm is the state every handle of one factory shares. Nothing in it is
-// realm-wide on the commit path except what "Independence" allows the
-// reference to use: concurrent maps, a lock-free name index, and the
-// fence's shared lock around the commit point (see fence).
+// realm is the state every handle of one factory shares. On the commit
+// path ("Independence") it has no realm-wide lock: the sharded maps lock
+// one shard for one map operation, the name index is lock-free, and the
+// fence's lock is taken shared only around the commit point (see fence).
 type realm struct {
 	timing hoststore.FenceTiming
 	clock  *Clock
 	fence  fence
-	slots  sync.Map // hoststore.ScopeRef -> *slot, never removed
-	landed sync.Map // hoststore.CommitID -> struct{}: every batch past its commit point
+	slots  *shardedMap[hoststore.ScopeRef, *slot]        // never removed
+	landed *shardedMap[hoststore.CommitID, struct{}] // every batch past its commit point
 	// names holds, per kind, a persistent tree of names that is a superset
 	// of the visible ones: a create enters its name before its commit point
 	// (and leaves it again if it aborts), a delete removes it after. Writers
@@ -91,33 +97,19 @@ type realm struct {
 }
 
 // slot is one scope of the realm: its writer lock, held for a whole
-// commit, and its published cell, which readers load without any lock.
+// commit, and its published state, which readers load without any lock.
+//
+// A batch over several scopes publishes in each a pending state: one that
+// carries the batch's commit record and the state it replaces. Readers see
+// the pending state only once the record is committed, and the replaced
+// one before that or after an abort. All the batch's pending states share
+// the record, so its commit point (one atomic step on the record) makes it
+// visible in every scope at once: a reader that sees it in one scope sees
+// it in every later load of another. After the point the writer publishes
+// clean states again.
 type slot struct {
 	lock chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
-	cur  atomic.Pointer[cell]
-}
-
-// cell is what a slot publishes. While rec is pending or aborted, readers
-// see prev; once rec is committed, state. A cell with no rec shows state.
-// A batch over several scopes installs one pending cell per scope, all
-// sharing its record, so its commit point (one atomic step on the record)
-// makes it visible in all of them at once: a reader that sees it in one
-// scope sees it in every later load of another.
-type cell struct {
-	state *scopeState
-	prev  *scopeState
-	rec   *commitRecord
-}
-
-// visible answers the state a reader sees in c (nil c: never created).
-func (c *cell) visible() *scopeState {
-	if c == nil {
-		return nil
-	}
-	if c.rec == nil || c.rec.state.Load() == recCommitted {
-		return c.state
-	}
-	return c.prev
+	cur  atomic.Pointer[scopeState]
 }
 
 // commitRecord is the commit point of a batch over several scopes.
@@ -129,14 +121,19 @@ const (
 	recAborted
 )
 
-func (s *slot) visible() *scopeState { return s.cur.Load().visible() }
+// visible answers the state a reader sees in the slot now (nil: never created).
+func (s *slot) visible() *scopeState {
+	st := s.cur.Load()
+	if st == nil || st.rec == nil || st.rec.state.Load() == recCommitted {
+		return st
+	}
+	return st.prev
+}
 
 // slotOf answers the scope's slot, or nil when no commit ever touched it.
 func (r *realm) slotOf(s hoststore.ScopeRef) *slot {
-	if v, ok := r.slots.Load(s); ok {
-		return v.(*slot)
-	}
-	return nil
+	sl, _ := r.slots.load(s)
+	return sl
 }
 
 // slotFor answers the scope's slot, making it if needed.
@@ -144,8 +141,17 @@ func (r *realm) slotFor(s hoststore.ScopeRef) *slot {
 	if sl := r.slotOf(s); sl != nil {
 		return sl
 	}
-	v, _ := r.slots.LoadOrStore(s, &slot{lock: make(chan struct{}, 1)})
-	return v.(*slot)
+	return r.slots.loadOrStore(s, newSlot)
+}
+
+func newSlot() *slot { return &slot{lock: make(chan struct{}, 1)} }
+
+func hashRef(seed maphash.Seed, s hoststore.ScopeRef) uint64 {
+	return maphash.String(seed, string(s.Name)) ^ uint64(s.Kind)
+}
+
+func hashID(seed maphash.Seed, id hoststore.CommitID) uint64 {
+	return maphash.String(seed, string(id))
 }
 
 // visible answers the state a reader of s sees now.
