@@ -87,7 +87,7 @@ type realm struct {
 	timing hoststore.FenceTiming
 	clock  *Clock
 	fence  fence
-	slots  *shardedMap[hoststore.ScopeRef, *slot]        // never removed
+	slots  *shardedMap[hoststore.ScopeRef, *slot]    // never removed
 	landed *shardedMap[hoststore.CommitID, struct{}] // every batch past its commit point
 	// names holds, per kind, a persistent tree of names that is a superset
 	// of the visible ones: a create enters its name before its commit point
