@@ -235,9 +235,10 @@ type piece struct {
 	base, lo, hi uint64
 }
 
-// rowsIn answers the pieces of segments covering indices [from, to), in
-// index order.
+// rowsIn answers the pieces of segments covering the visible indices in
+// [from, to), in index order.
 func (v *view) rowsIn(from, to uint64) []piece {
+	from, to = max(from, v.start), min(to, v.end)
 	var out []piece
 	for _, s := range v.segments {
 		lo, hi := max(from, s.base), min(to, s.base+s.n)
