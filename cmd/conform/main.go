@@ -20,7 +20,9 @@ var extraOpeners = map[string]harness.Opener{}
 
 func main() {
 	openers := map[string]harness.Opener{
-		"reference": openReference,
+		"reference":         openReference,
+		"sqlite":            openSQLite(),
+		"appendonly+sqlite": openAppendOnly(),
 	}
 	for k, v := range extraOpeners {
 		openers[k] = v

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/appendonly"
+	"github.com/conform-spi/conform/stores/sqlite"
+)
+
+// fileRealms opens a file-backed store whose URL is SCHEME:DIR: each realm
+// the run asks for is a new database file in DIR (created if missing; a
+// temporary directory when DIR is empty), so every chapter starts empty.
+func fileRealms(scheme string, newRealm func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error)) harness.Opener {
+	return func(_ context.Context, url string) (harness.NewRealm, error) {
+		dir := strings.TrimPrefix(strings.TrimPrefix(url, scheme+":"), "//")
+		if dir == "" {
+			d, err := os.MkdirTemp("", "conform-"+strings.ReplaceAll(scheme, "+", "-")+"-*")
+			if err != nil {
+				return nil, err
+			}
+			dir = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: the realms' directory: %v", scheme, err)
+		}
+		return func(ctx context.Context) (hoststore.HostStoreFactory, error) { return newRealm(ctx, dir) }, nil
+	}
+}
+
+func openSQLite() harness.Opener {
+	return fileRealms("sqlite", func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error) {
+		return sqlite.NewRealm(ctx, dir)
+	})
+}
+
+func openAppendOnly() harness.Opener {
+	return fileRealms("appendonly+sqlite", func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error) {
+		return appendonly.NewRealm(ctx, dir)
+	})
+}
