@@ -183,3 +183,35 @@ func TestClock(t *testing.T) {
 	}()
 	a.Advance(-time.Second)
 }
+
+// TestFactoryOptions: WithClock shares a clock between realms; a timing
+// that is not valid is refused.
+func TestFactoryOptions(t *testing.T) {
+	c := NewClock()
+	f1, f2 := NewFactory(WithClock(c)), NewFactory(WithClock(c))
+	if f1.Clock() != c || f2.Clock() != c {
+		t.Fatalf("WithClock did not set the realm's clock")
+	}
+	s1, s2 := openStore(t, f1), openStore(t, f2)
+	if _, err := s1.AcquireFence(bg, hoststore.Exclusive); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s2.AcquireFence(bg, hoststore.Exclusive); err != nil || g.Token != 1 {
+		t.Fatalf("a second realm's first acquire = %+v, %v: realms share a fence", g, err)
+	}
+	if err := f1.LapseFenceLeases(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.AcquireFence(bg, hoststore.Exclusive); err != nil {
+		t.Fatalf("after lapsing through a shared clock, the other realm's lease is live: %v", err)
+	}
+	if s1.FenceTiming() != hoststore.DefaultFenceTiming() {
+		t.Fatalf("default FenceTiming = %s", s1.FenceTiming())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatalf("NewFactory accepted the zero FenceTiming")
+		}
+	}()
+	NewFactory(WithTiming(hoststore.FenceTiming{}))
+}

@@ -187,7 +187,8 @@ func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Ro
 // made in one buffer (each head capped to its own length).
 func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look func(hoststore.ScopeName, V) *scopeState) hoststore.HeadPage {
 	var page hoststore.HeadPage
-	var states []*scopeState
+	states := make([]*scopeState, 0, min(limit, 128))
+	page.Heads = make([]hoststore.NamedHead, 0, cap(states))
 	size := 0
 	treeAscend(t, after, func(name hoststore.ScopeName, v V) bool {
 		st := look(name, v)
@@ -203,6 +204,9 @@ func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look fun
 		size += len(st.head)
 		return true
 	})
+	if len(states) == 0 {
+		return hoststore.HeadPage{}
+	}
 	data := make([]byte, 0, size)
 	for i, st := range states {
 		a := len(data)
