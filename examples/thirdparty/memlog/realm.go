@@ -59,10 +59,7 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.now += f.timing.Lease() + time.Second
-	if f.expiry > f.now {
-		f.now = f.expiry + time.Second
-	}
+	f.now = max(f.now, f.expiry) + time.Second
 	return nil
 }
 
