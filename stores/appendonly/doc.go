@@ -71,11 +71,16 @@
 //
 // # Load
 //
-// Every load (LoadHead, ReadRows, ListHeads) replays the realm's log: it
-// reads the markers, then the acquire rows, then the update rows (in that
-// order, without a transaction: anything a marker closes was written before
-// it, and an acquire ordered before a marker was written before it too), and
-// resolves:
+// Every load replays the log; it caches nothing. A listing replays all of
+// it: it reads the markers, then the acquire rows, then the update rows (in
+// that order, without a transaction: anything a marker closes was written
+// before it, and an acquire ordered before a marker was written before it
+// too). A one-scope load (LoadHead, ReadRows) replays only the part of the
+// log that decides the scope: the batches connected to it through the
+// scopes they write (found through an index on the scope), since a batch's
+// visibility in one scope depends on every scope it writes and on nothing
+// else; it first reads the largest marker seq and considers no marker
+// beyond it, for the same reason. Both resolve:
 //
 //  1. committed batches: those with a marker; a commit id with several
 //     markers (a retried commit) keeps its first, lowest-seq marker, and its
@@ -98,11 +103,13 @@
 //     log as written and are masked by the visible range [start, end)
 //     (tombstones, obligation 6).
 //
-// The replay covers the whole realm on every call and caches nothing: a
-// batch's visibility in one scope can depend on any other scope it writes.
-// That is fine for the chapter's sizes (a few thousand batches replay in
-// milliseconds); a production store would cache resolved prefixes of the
-// log. Heads and rows are fetched only for what the load answers.
+// The per-call replay is fine for the chapter's sizes (a listing of a few
+// thousand batches replays in milliseconds); a production store would
+// cache resolved prefixes of the log. Heads and rows are fetched only for
+// what the load answers. A batch that lost only to a batch that is itself
+// invisible stays invisible too: the rule removes every off-chain batch of a
+// round at once, which is stricter than needed but fixed, and Core never
+// writes two batches for one version anyway.
 //
 // # Fence and clock
 //

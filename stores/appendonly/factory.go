@@ -166,6 +166,7 @@ CREATE TABLE IF NOT EXISTS updates_log (
 	head BLOB
 );
 CREATE INDEX IF NOT EXISTS updates_log_commit ON updates_log (commit_id, kind, name);
+CREATE INDEX IF NOT EXISTS updates_log_scope ON updates_log (kind, name, commit_id);
 CREATE TABLE IF NOT EXISTS rows_log (
 	commit_id TEXT NOT NULL,
 	kind INTEGER NOT NULL,

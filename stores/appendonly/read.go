@@ -3,89 +3,11 @@ package appendonly
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/conform-spi/conform/hoststore"
 )
-
-// readLog reads the log and resolves it: markers first, then acquire rows,
-// then update rows, so that whatever a marker it read closes, and every
-// acquire ordered before that marker, is there when read (see the package
-// doc).
-func (s *Store) readLog(ctx context.Context) (map[hoststore.ScopeRef]*view, error) {
-	var markers []logMarker
-	err := s.query(ctx, `SELECT seq, commit_id, token FROM markers ORDER BY seq`, nil, func(r *sql.Rows) error {
-		var m logMarker
-		var id string
-		var tok int64
-		if err := r.Scan(&m.seq, &id, &tok); err != nil {
-			return err
-		}
-		m.id, m.token = hoststore.CommitID(id), uint64(tok)
-		markers = append(markers, m)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var acquires []logAcquire
-	err = s.query(ctx, `SELECT seq, token FROM fences WHERE kind = 'acquire' ORDER BY seq`, nil, func(r *sql.Rows) error {
-		var a logAcquire
-		var tok int64
-		if err := r.Scan(&a.seq, &tok); err != nil {
-			return err
-		}
-		a.token = uint64(tok)
-		acquires = append(acquires, a)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var updates []logUpdate
-	err = s.query(ctx, `SELECT commit_id, kind, name, previous, next, has_head, truncate_after, drop_before, deleted, appended
-		FROM updates_log ORDER BY rowid`, nil, func(r *sql.Rows) error {
-		var u logUpdate
-		var id string
-		var kind, next, hasHead, deleted, appended int64
-		var name []byte
-		var prev, trunc, drop sql.NullInt64
-		if err := r.Scan(&id, &kind, &name, &prev, &next, &hasHead, &trunc, &drop, &deleted, &appended); err != nil {
-			return err
-		}
-		u.id, u.scope = hoststore.CommitID(id), hoststore.ScopeRef{Kind: hoststore.ScopeKind(kind), Name: hoststore.ScopeName(name)}
-		u.previous, u.next = uint64(prev.Int64), uint64(next)
-		u.hasHead, u.deleted, u.appended = hasHead != 0, deleted != 0, uint64(appended)
-		if trunc.Valid {
-			u.truncAfter = hoststore.Ptr(uint64(trunc.Int64))
-		}
-		if drop.Valid {
-			u.dropBefore = hoststore.Ptr(uint64(drop.Int64))
-		}
-		updates = append(updates, u)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resolve(markers, acquires, updates), nil
-}
-
-// query runs a read and calls row for every row of its answer.
-func (s *Store) query(ctx context.Context, q string, args []any, row func(*sql.Rows) error) error {
-	rows, err := s.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		if err := row(rows); err != nil {
-			return errors.Join(err, rows.Close())
-		}
-	}
-	return errors.Join(rows.Err(), rows.Close())
-}
 
 // head fetches the head that batch id wrote for ref.
 func (s *Store) head(ctx context.Context, ref hoststore.ScopeRef, id hoststore.CommitID) ([]byte, error) {
@@ -110,11 +32,10 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 	}
 	octx, done := s.op(ctx)
 	defer done()
-	views, err := s.readLog(octx)
+	v, err := s.readScope(octx, scope)
 	if err != nil {
 		return nil, s.unavailable(ctx, "load head: read log", err)
 	}
-	v := views[scope]
 	if v == nil || v.deleted {
 		return nil, nil
 	}
@@ -187,12 +108,11 @@ func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hos
 	}
 	octx, done := s.op(ctx)
 	defer done()
-	views, err := s.readLog(octx)
+	v, err := s.readScope(octx, scope)
 	if err != nil {
 		return nil, s.unavailable(ctx, "read rows: read log", err)
 	}
 	out := []hoststore.Row{}
-	v := views[scope]
 	if v == nil || v.deleted {
 		return out, nil
 	}
