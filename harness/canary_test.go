@@ -1,0 +1,343 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/harness/internal/canary"
+	"github.com/conform-spi/conform/reports"
+)
+
+// canaryCase is one deliberately broken store and what the chapter must
+// say about it: exactly the rows in fails fail, each failure of such a row
+// names one of the obligations listed for it, the bug's own obligation is
+// named at least once, and every other row passes with nothing left
+// unexercised.
+type canaryCase struct {
+	bugs string
+	// ob is the obligation the bug breaks; some failure must name it.
+	ob string
+	// fails maps each row that must fail to the obligations its failures
+	// may name.
+	fails map[string][]string
+	// rowTimeout bounds each spec of the child's run (0: the default).
+	rowTimeout time.Duration
+}
+
+// canaryCases is the table. Each expected row has a one-line reason.
+var canaryCases = []canaryCase{
+	{bugs: "correct"}, // the control: a correct store passes every row
+	{bugs: "torn-batch", ob: chapters.ObAllOrNothing, fails: map[string][]string{
+		"kill":     {chapters.ObAllOrNothing},                     // a crash or kill at commit-before-point leaves the batch in its first scope only
+		"takeover": {chapters.ObAllOrNothing, chapters.ObFencing}, // held at commit-before-point: half applied before the takeover, the rest after it with the old token
+	}},
+	{bugs: "lost-on-kill", ob: chapters.ObDurable, fails: map[string][]string{
+		"reopen":      {chapters.ObDurable},                     // a batch answered Ok before a kill is gone in the next process
+		"kill":        {chapters.ObDurable},                     // answer-lost and after-point kills lose a batch answered Ok
+		"stale-fence": {chapters.ObDurable},                     // the old writer's setup batch, answered Ok, is lost when it is fenced out
+		"takeover":    {chapters.ObDurable, chapters.ObFencing}, // held at commit-after-point: a batch past its commit point is not visible after the acquire
+		"retry":       {chapters.ObDurable},                     // "later", answered Ok, is lost with the killed writer
+	}},
+	{bugs: "retry-twice", ob: chapters.ObRetry, fails: map[string][]string{
+		"kill":  {chapters.ObRetry}, // the writer settles an Indeterminate commit by retrying: the rows land twice
+		"retry": {chapters.ObRetry}, // every resend of a landed commit id appends its rows again
+	}},
+	{bugs: "last-writer-wins", ob: chapters.ObVersionChain, fails: map[string][]string{
+		"same-version": {chapters.ObVersionChain}, // the second batch for a version overwrites the first in one scope only
+	}},
+	{bugs: "ignore-token", ob: chapters.ObFencing, fails: map[string][]string{
+		"stale-fence":  {chapters.ObFencing},      // a superseded writer's batch becomes visible
+		"takeover":     {chapters.ObFencing},      // a commit held before its point lands after the takeover
+		"same-version": {chapters.ObVersionChain}, // the lower token's batch, committed first, beats the higher one
+	}},
+	{bugs: "late-truncate", ob: chapters.ObRemoval, fails: map[string][]string{
+		"reopen": {chapters.ObRemoval}, // the history's truncations show one batch late
+		"rows":   {chapters.ObRemoval}, // truncate_after does not take effect with its batch
+	}},
+	{bugs: "reversed-append", ob: chapters.ObOrder, fails: map[string][]string{
+		"reopen":   {chapters.ObOrder}, // multi-row appends load in reverse order
+		"kill":     {chapters.ObOrder}, // the killed batch appends two rows
+		"takeover": {chapters.ObOrder}, // the held batch appends two rows
+		"retry":    {chapters.ObOrder}, // the retried batch appends two rows
+		"rows":     {chapters.ObOrder}, // the indices spec appends several rows at once
+	}},
+	{bugs: "realm-lock", ob: chapters.ObIndependence, rowTimeout: 3 * time.Second, fails: map[string][]string{
+		"independence":   {chapters.ObIndependence}, // the burst queues behind the held commit
+		"stalled-commit": {chapters.ObIndependence}, // a commit on another scope waits for the held one, at every site
+	}},
+	{bugs: "skip-last-listed", ob: chapters.ObListing, fails: map[string][]string{
+		"reopen":       {chapters.ObListing}, // its listing pages skip a scope each
+		"stale-fence":  {chapters.ObListing}, // so do the Mob listings
+		"rows":         {chapters.ObListing}, // every listing spec
+		"independence": {chapters.ObListing}, // the burst's Record listing
+	}},
+	{bugs: "renew-never-fenced", ob: chapters.ObFenceLease, fails: map[string][]string{
+		"stale-fence": {chapters.ObFenceLease}, // a superseded holder's renew answers Ok
+	}},
+	{bugs: "exclusive-ignores-holder", ob: chapters.ObFenceLease, fails: map[string][]string{
+		"acquire-empty": {chapters.ObFenceLease}, // a second exclusive acquire over a live holder does not answer Held
+		"stale-fence":   {chapters.ObFenceLease}, // nor while the renewed holder is live
+	}},
+	{bugs: "no-renew-after-lapse", ob: chapters.ObFenceLease, fails: map[string][]string{
+		"stale-fence": {chapters.ObFenceLease}, // the current holder's renew after a lapse is refused
+	}},
+	{bugs: "drop-renumbers", ob: chapters.ObRemoval, fails: map[string][]string{
+		"reopen": {chapters.ObRemoval}, // the history's drops renumber the rows left
+		"rows":   {chapters.ObRemoval}, // drop_before renumbers from 0
+	}},
+	{bugs: "read-below-start-ok", ob: chapters.ObOperations, fails: map[string][]string{
+		"reopen": {chapters.ObOperations}, // a read below a dropped scope's first row answers rows
+		"rows":   {chapters.ObOperations}, // the same after drop_before
+	}},
+	{bugs: "panics", ob: chapters.ObErrors, fails: map[string][]string{
+		"rows": {chapters.ObErrors}, // every commit of the rows row panics; the run goes on to the next rows
+	}},
+	{bugs: "hangs", ob: chapters.ObErrors, rowTimeout: 3 * time.Second, fails: map[string][]string{
+		"stale-fence": {chapters.ObErrors}, // LoadHead of its scopes never answers; the rows after it pass
+	}},
+	{bugs: "unknown-error", ob: chapters.ObErrors, fails: map[string][]string{
+		"acquire-empty": {chapters.ObErrors}, // listing Identity answers an error outside the six types
+		"reopen":        {chapters.ObErrors}, // so does its Identity listing
+		"rows":          {chapters.ObErrors}, // and the listing spec's
+	}},
+}
+
+// canarySeed is the seed of every canary run, unless envCanarySeed is set
+// in the parent's environment.
+const canarySeed = 20240611
+
+// TestCanaries runs the chapter over each canary in its own child process
+// and checks that the chapter fails exactly the rows the canary's bug
+// breaks, under the obligations it breaks.
+func TestCanaries(t *testing.T) {
+	if os.Getenv(envCanary) != "" {
+		t.Skip("a child process runs only TestCanaryChild")
+	}
+	seed := parentSeed(t)
+	for _, c := range canaryCases {
+		t.Run(c.bugs, func(t *testing.T) {
+			t.Parallel()
+			run := runChild(t, c.bugs, seed, c.rowTimeout)
+			checkCanary(t, c, run)
+		})
+	}
+}
+
+// TestCanaryStability runs the correct canary and the reference store
+// several times, with different seeds, each in its own child: every run
+// must pass every row. CONFORM_CANARY_REPEAT sets how many times (3 by
+// default; 20 for a flake hunt).
+func TestCanaryStability(t *testing.T) {
+	if os.Getenv(envCanary) != "" {
+		t.Skip("a child process runs only TestCanaryChild")
+	}
+	repeat := 3
+	if s := os.Getenv("CONFORM_CANARY_REPEAT"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("CONFORM_CANARY_REPEAT=%q is not a positive number", s)
+		}
+		repeat = n
+	}
+	seed := parentSeed(t)
+	for _, name := range []string{"correct", referenceName} {
+		for i := 0; i < repeat; i++ {
+			s := seed + uint64(i)*7919
+			t.Run(fmt.Sprintf("%s/seed=%d", name, s), func(t *testing.T) {
+				t.Parallel()
+				checkCanary(t, canaryCase{bugs: name}, runChild(t, name, s, 0))
+			})
+		}
+	}
+}
+
+func parentSeed(t *testing.T) uint64 {
+	s := os.Getenv(envCanarySeed)
+	if s == "" {
+		return canarySeed
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", envCanarySeed, s, err)
+	}
+	return n
+}
+
+// runChild runs the chapter over the store name in a child process (this
+// test binary, running TestCanaryChild) and answers the run's report. The
+// child exits non-zero when rows fail; only a missing or unreadable report
+// is an error here.
+func runChild(t *testing.T, name string, seed uint64, rowTimeout time.Duration) *reports.Run {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCanaryChild$", "-test.count=1", "-test.timeout=3m")
+	cmd.Env = childEnv(name, dir, seed, rowTimeout)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("child %s could not run: %v", name, err)
+	}
+	f, ferr := os.Open(filepath.Join(dir, "report.json"))
+	if ferr != nil {
+		t.Fatalf("child %s (%v) left no report: %v\n%s", name, err, ferr, tail(out, 4000))
+	}
+	defer f.Close()
+	run, rerr := reports.ReadJSON(f)
+	if rerr != nil {
+		t.Fatalf("child %s: reading its report: %v", name, rerr)
+	}
+	t.Logf("child %s, seed %d: exit %v in %s", name, seed, err, time.Since(start).Round(time.Millisecond))
+	if run.Seed != int64(seed) || run.Store != "canary:"+name {
+		t.Fatalf("the report is not this child's run: seed %d, store %q", run.Seed, run.Store)
+	}
+	if t.Failed() {
+		t.Logf("child output:\n%s", tail(out, 4000))
+	}
+	return run
+}
+
+// childEnv is the parent's environment without any CONFORM_ setting (a
+// CONFORM_REPRO or label filter would change what the child runs), plus
+// the child's own.
+func childEnv(name, dir string, seed uint64, rowTimeout time.Duration) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CONFORM_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, envCanary+"="+name, envCanaryDir+"="+dir, envCanarySeed+"="+strconv.FormatUint(seed, 10))
+	if rowTimeout > 0 {
+		env = append(env, envCanaryRowTimeout+"="+rowTimeout.String())
+	}
+	return env
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// checkCanary checks a run against its case: the host store chapter has
+// every row; exactly the expected rows failed, each failure under an
+// expected obligation and with a repro; the bug's obligation was named;
+// every other row passed with nothing unexercised. A control (no expected
+// failure) must pass every row of every chapter.
+func checkCanary(t *testing.T, c canaryCase, run *reports.Run) {
+	t.Helper()
+	var ids []string
+	for _, r := range chapters.HostStoreRows() {
+		ids = append(ids, r.ID)
+	}
+	seen := map[string]bool{}
+	named := false
+	for _, row := range run.Rows {
+		if row.Chapter != chapters.ChapterHostStore && len(c.fails) > 0 {
+			continue // another chapter: only the control is held to it
+		}
+		seen[row.ID] = true
+		allowed, mustFail := c.fails[row.ID]
+		if !mustFail {
+			if row.Status != reports.StatusPassed || len(row.NotExercised) > 0 {
+				t.Errorf("row %s/%s: want passed with everything exercised, got %s%s", row.Chapter, row.ID, row.Status, describe(row))
+			}
+			continue
+		}
+		if row.Status != reports.StatusFailed {
+			t.Errorf("row %s: want failed (under %v), got %s%s", row.ID, allowed, row.Status, describe(row))
+			continue
+		}
+		for _, f := range row.Failures {
+			if f.Obligation == c.ob {
+				named = true
+			}
+			if !slices.Contains(allowed, f.Obligation) {
+				t.Errorf("row %s: a failure names %s, want one of %v: %s", row.ID, f.Obligation, allowed, clip(f.Message))
+			}
+		}
+		if !strings.Contains(row.Repro, fmt.Sprintf("seed=%d", run.Seed)) || !strings.Contains(row.Repro, "row="+row.ID) {
+			t.Errorf("row %s: the repro %q does not name the run's seed and the row", row.ID, row.Repro)
+		}
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			t.Errorf("the report has no row %s", id)
+		}
+	}
+	for id := range c.fails {
+		if !slices.Contains(ids, id) {
+			t.Errorf("the case expects row %s to fail, but the chapter has no such row", id)
+		}
+	}
+	if c.ob != "" && !named {
+		t.Errorf("no failure names the bug's obligation %s", c.ob)
+	}
+}
+
+func describe(row reports.Row) string {
+	var sb strings.Builder
+	for _, ne := range row.NotExercised {
+		sb.WriteString("\n    not exercised: " + clip(ne))
+	}
+	for _, f := range row.Failures {
+		sb.WriteString("\n    failure [" + f.Obligation + "]: " + clip(f.Message))
+	}
+	return sb.String()
+}
+
+func clip(s string) string { return reports.Clip(strings.ReplaceAll(s, "\n", " "), 300) }
+
+// TestCanaryTableCovers checks the table against the chapter: every row is
+// failed by at least one canary, every obligation ob:1..ob:9 and ob:fence is
+// the bug's obligation of at least one, and every bug of the canary package
+// has a case.
+func TestCanaryTableCovers(t *testing.T) {
+	rows := map[string]bool{}
+	obs := map[string]bool{}
+	cases := map[string]bool{}
+	for _, c := range canaryCases {
+		cases[c.bugs] = true
+		obs[c.ob] = true
+		for id := range c.fails {
+			rows[id] = true
+		}
+	}
+	for _, r := range chapters.HostStoreRows() {
+		if !rows[r.ID] {
+			t.Errorf("no canary fails row %s", r.ID)
+		}
+	}
+	for _, ob := range []string{chapters.ObAllOrNothing, chapters.ObDurable, chapters.ObRetry, chapters.ObVersionChain, chapters.ObFencing, chapters.ObRemoval, chapters.ObOrder, chapters.ObIndependence, chapters.ObListing, chapters.ObFenceLease, chapters.ObErrors, chapters.ObOperations} {
+		if !obs[ob] {
+			t.Errorf("no canary breaks obligation %s", ob)
+		}
+	}
+	for _, b := range allBugNames() {
+		if !cases[b] {
+			t.Errorf("bug %s has no canary case", b)
+		}
+	}
+}
+
+func allBugNames() []string {
+	var out []string
+	for _, b := range canary.AllBugs() {
+		out = append(out, b.String())
+	}
+	return out
+}
