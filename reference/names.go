@@ -1,155 +1,197 @@
 package reference
 
-import "github.com/conform-spi/conform/hoststore"
+import (
+	"slices"
 
-// node is one node of a persistent treap keyed by scope name in byte order
-// (Go string comparison). A node is never changed once reachable from a
-// published root: insert and remove copy the path they change, so a reader
-// holding an old root keeps a consistent tree, and a Model clone shares
-// roots at no cost. Priorities are a hash of the key, so the shape is
-// deterministic: the same set of names always gives the same tree.
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// nodeMax is the most entries (keys of a leaf, children of an inner node)
+// a node of the name index holds before it splits.
+const nodeMax = 32
+
+// node is one node of a persistent B+tree keyed by scope name in byte
+// order (Go string comparison). A node is never changed once reachable
+// from a published root: insert and remove copy the path they change, so
+// a reader holding an old root keeps a consistent tree, and a Model clone
+// shares roots at no cost. A leaf holds its entries' keys and values side
+// by side, so a page of a listing reads a few contiguous arrays; an inner
+// node holds, for each child, the smallest key under it. Nodes that
+// removals leave small are not merged (an empty one is dropped), so the
+// depth never grows by removing. A nil *node is the empty tree.
 type node[V any] struct {
-	key         hoststore.ScopeName
-	val         V
-	prio        uint64
-	left, right *node[V]
+	keys []hoststore.ScopeName
+	vals []V        // leaf only, aligned with keys
+	kids []*node[V] // inner only, aligned with keys
 }
 
-// keyPrio hashes a name to its treap priority (FNV-1a, then a splitmix64
-// finaliser so that similar names spread).
-func keyPrio(k hoststore.ScopeName) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(k); i++ {
-		h ^= uint64(k[i])
-		h *= 1099511628211
+func (n *node[V]) leaf() bool { return n.kids == nil }
+
+// child answers the index of the child of inner node n whose keys k falls
+// among: the last child whose smallest key is at most k, else the first.
+func (n *node[V]) child(k hoststore.ScopeName) int {
+	i, found := slices.BinarySearch(n.keys, k)
+	if found {
+		return i
 	}
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
+	return max(i-1, 0)
 }
 
 // treeGet answers the value stored under k.
 func treeGet[V any](t *node[V], k hoststore.ScopeName) (V, bool) {
-	for t != nil {
-		switch {
-		case k < t.key:
-			t = t.left
-		case k > t.key:
-			t = t.right
-		default:
-			return t.val, true
+	for t != nil && !t.leaf() {
+		t = t.kids[t.child(k)]
+	}
+	if t != nil {
+		if i, found := slices.BinarySearch(t.keys, k); found {
+			return t.vals[i], true
 		}
 	}
 	var zero V
 	return zero, false
 }
 
-// treeInsert answers a root holding k with value v, sharing every node off
+// treeInsert answers a tree holding k with value v, sharing every node off
 // the changed path with t. k must not be in t.
 func treeInsert[V any](t *node[V], k hoststore.ScopeName, v V) *node[V] {
-	return insertNode(t, &node[V]{key: k, val: v, prio: keyPrio(k)})
+	if t == nil {
+		return &node[V]{keys: []hoststore.ScopeName{k}, vals: []V{v}}
+	}
+	a, b := insertInto(t, k, v)
+	if b == nil {
+		return a
+	}
+	return &node[V]{keys: []hoststore.ScopeName{a.keys[0], b.keys[0]}, kids: []*node[V]{a, b}}
 }
 
-func insertNode[V any](t, n *node[V]) *node[V] {
-	if t == nil {
-		return n
+// insertInto answers the copy of n holding k, split in two when it grew
+// past nodeMax (b nil otherwise).
+func insertInto[V any](n *node[V], k hoststore.ScopeName, v V) (a, b *node[V]) {
+	if n.leaf() {
+		i, _ := slices.BinarySearch(n.keys, k)
+		return split(&node[V]{keys: slices.Insert(slices.Clip(n.keys), i, k), vals: slices.Insert(slices.Clip(n.vals), i, v)})
 	}
-	if n.prio > t.prio {
-		n.left, n.right = treeSplit(t, n.key)
-		return n
+	i := n.child(k)
+	ca, cb := insertInto(n.kids[i], k, v)
+	c := &node[V]{keys: slices.Clone(n.keys), kids: slices.Clone(n.kids)}
+	c.keys[i], c.kids[i] = ca.keys[0], ca
+	if cb != nil {
+		c.keys = slices.Insert(c.keys, i+1, cb.keys[0])
+		c.kids = slices.Insert(c.kids, i+1, cb)
 	}
-	c := *t
-	if n.key < t.key {
-		c.left = insertNode(t.left, n)
+	return split(c)
+}
+
+// split halves n when it holds more than nodeMax entries.
+func split[V any](n *node[V]) (a, b *node[V]) {
+	if len(n.keys) <= nodeMax {
+		return n, nil
+	}
+	h := len(n.keys) / 2
+	a = &node[V]{keys: slices.Clone(n.keys[:h])}
+	b = &node[V]{keys: slices.Clone(n.keys[h:])}
+	if n.leaf() {
+		a.vals, b.vals = slices.Clone(n.vals[:h]), slices.Clone(n.vals[h:])
 	} else {
-		c.right = insertNode(t.right, n)
+		a.kids, b.kids = slices.Clone(n.kids[:h]), slices.Clone(n.kids[h:])
 	}
-	return &c
+	return a, b
 }
 
-// treeSplit answers the keys of t below k and above k as two trees (k
-// itself is not in t), copying the nodes it changes.
-func treeSplit[V any](t *node[V], k hoststore.ScopeName) (lo, hi *node[V]) {
-	if t == nil {
-		return nil, nil
-	}
-	c := *t
-	if t.key < k {
-		c.right, hi = treeSplit(t.right, k)
-		return &c, hi
-	}
-	lo, c.left = treeSplit(t.left, k)
-	return lo, &c
-}
-
-// treeRemove answers a root without k (t itself when k is absent).
+// treeRemove answers a tree without k (t itself when k is absent).
 func treeRemove[V any](t *node[V], k hoststore.ScopeName) *node[V] {
 	if t == nil {
 		return nil
 	}
-	switch {
-	case k < t.key:
-		l := treeRemove(t.left, k)
-		if l == t.left {
-			return t
-		}
-		c := *t
-		c.left = l
-		return &c
-	case k > t.key:
-		r := treeRemove(t.right, k)
-		if r == t.right {
-			return t
-		}
-		c := *t
-		c.right = r
-		return &c
+	n, changed := removeFrom(t, k)
+	if !changed {
+		return t
 	}
-	return treeMerge(t.left, t.right)
+	for n != nil && !n.leaf() && len(n.kids) == 1 {
+		n = n.kids[0]
+	}
+	return n
 }
 
-// treeMerge joins two trees where every key of a sorts before every key of b.
-func treeMerge[V any](a, b *node[V]) *node[V] {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	case a.prio > b.prio:
-		c := *a
-		c.right = treeMerge(a.right, b)
-		return &c
+// removeFrom answers the copy of n without k (nil when it ends empty), and
+// whether k was there.
+func removeFrom[V any](n *node[V], k hoststore.ScopeName) (*node[V], bool) {
+	if n.leaf() {
+		i, found := slices.BinarySearch(n.keys, k)
+		if !found {
+			return n, false
+		}
+		if len(n.keys) == 1 {
+			return nil, true
+		}
+		return &node[V]{keys: slices.Delete(slices.Clone(n.keys), i, i+1), vals: slices.Delete(slices.Clone(n.vals), i, i+1)}, true
 	}
-	c := *b
-	c.left = treeMerge(a, b.left)
-	return &c
+	i := n.child(k)
+	ch, changed := removeFrom(n.kids[i], k)
+	if !changed {
+		return n, false
+	}
+	if ch == nil {
+		if len(n.kids) == 1 {
+			return nil, true
+		}
+		return &node[V]{keys: slices.Delete(slices.Clone(n.keys), i, i+1), kids: slices.Delete(slices.Clone(n.kids), i, i+1)}, true
+	}
+	c := &node[V]{keys: slices.Clone(n.keys), kids: slices.Clone(n.kids)}
+	c.keys[i], c.kids[i] = ch.keys[0], ch
+	return c, true
 }
 
 // treeAscend calls fn for every key strictly after after (from the first
 // when after is nil) in byte order, until fn answers false. Reaching the
-// first key costs O(depth); each further key O(1) amortised.
+// first key costs O(log n); each further key O(1) amortised.
 func treeAscend[V any](t *node[V], after *hoststore.ScopeName, fn func(hoststore.ScopeName, V) bool) {
-	var arr [64]*node[V]
+	if t == nil {
+		return
+	}
+	type frame struct {
+		n *node[V]
+		i int
+	}
+	var arr [16]frame
 	stack := arr[:0]
-	for n := t; n != nil; {
-		if after == nil || n.key > *after {
-			stack = append(stack, n)
-			n = n.left
-		} else {
-			n = n.right
+	n := t
+	for !n.leaf() {
+		i := 0
+		if after != nil {
+			i = n.child(*after)
+		}
+		stack = append(stack, frame{n, i})
+		n = n.kids[i]
+	}
+	j := 0
+	if after != nil {
+		var found bool
+		if j, found = slices.BinarySearch(n.keys, *after); found {
+			j++
 		}
 	}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !fn(n.key, n.val) {
+	for {
+		for ; j < len(n.keys); j++ {
+			if !fn(n.keys[j], n.vals[j]) {
+				return
+			}
+		}
+		// Climb to the first ancestor with a child to the right, then go
+		// down its leftmost path.
+		for len(stack) > 0 && stack[len(stack)-1].i+1 >= len(stack[len(stack)-1].n.kids) {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
 			return
 		}
-		for c := n.right; c != nil; c = c.left {
-			stack = append(stack, c)
+		top := &stack[len(stack)-1]
+		top.i++
+		n = top.n.kids[top.i]
+		for !n.leaf() {
+			stack = append(stack, frame{n, 0})
+			n = n.kids[0]
 		}
+		j = 0
 	}
 }

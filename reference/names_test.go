@@ -61,23 +61,54 @@ func treeKeys[V any](t *node[V], after *hoststore.ScopeName) []hoststore.ScopeNa
 	return out
 }
 
-// TestTreeDepth: the tree stays shallow over sequential names (the worst
-// case for an unbalanced tree), so a page costs O(limit + log n).
+// TestTreeDepth: the tree stays shallow over sequential names, so a page
+// costs O(limit + log n), and no node exceeds nodeMax entries.
 func TestTreeDepth(t *testing.T) {
 	var root *node[struct{}]
 	for i := 0; i < 100000; i++ {
 		root = treeInsert(root, hoststore.ScopeName(padded(i)), struct{}{})
 	}
-	if d := depth(root); d > 60 {
-		t.Fatalf("depth over 100000 sequential names = %d, want at most 60", d)
+	if d := depth(t, root); d > 5 {
+		t.Fatalf("depth over 100000 sequential names = %d, want at most 5", d)
+	}
+	for i := 0; i < 100000; i += 2 {
+		root = treeRemove(root, hoststore.ScopeName(padded(i)))
+	}
+	if got := len(treeKeys(root, nil)); got != 50000 {
+		t.Fatalf("%d keys left after removing half of 100000", got)
+	}
+	for i := 1; i < 100000; i += 2 {
+		root = treeRemove(root, hoststore.ScopeName(padded(i)))
+	}
+	if root != nil {
+		t.Fatalf("removing every key left a non-empty tree")
 	}
 }
 
-func depth[V any](t *node[V]) int {
-	if t == nil {
+// depth answers the depth of t, checking that every leaf is at one depth,
+// every node within nodeMax, and every inner key the smallest under it.
+func depth[V any](t *testing.T, n *node[V]) int {
+	if n == nil {
 		return 0
 	}
-	return 1 + max(depth(t.left), depth(t.right))
+	if len(n.keys) == 0 || len(n.keys) > nodeMax {
+		t.Fatalf("a node holds %d entries", len(n.keys))
+	}
+	if n.leaf() {
+		return 1
+	}
+	d := -1
+	for i, c := range n.kids {
+		if c.keys[0] != n.keys[i] {
+			t.Fatalf("inner key %q, but the child's smallest is %q", n.keys[i], c.keys[0])
+		}
+		if cd := depth(t, c); d >= 0 && cd != d {
+			t.Fatalf("leaves at depths %d and %d", d, cd)
+		} else {
+			d = cd
+		}
+	}
+	return 1 + d
 }
 
 // padded renders i as a fixed-width name, so byte order is numeric order.

@@ -42,3 +42,7 @@ func TestOpenURL(t *testing.T) {
 func BenchmarkCommitSmall(b *testing.B) { storetest.BenchCommitSmall(b, newFactory) }
 
 func BenchmarkCommitParallel64(b *testing.B) { storetest.BenchCommitParallel(b, newFactory, 64) }
+
+func BenchmarkCommitParallel64Over8Handles(b *testing.B) {
+	storetest.BenchCommitParallelHandles(b, newFactory, 64, 8)
+}

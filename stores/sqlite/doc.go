@@ -73,15 +73,19 @@
 //
 // The fence is one row (token, lease expiry); the clock is one row holding
 // a per-realm offset in nanoseconds, added to the Go wall clock (the only
-// clock SQLite has here) wherever the store reads "now" for leases.
+// clock SQLite has here; a wall clock stepped back lengthens the leases
+// read until it catches up) wherever the store reads "now" for leases.
 // Factory.LapseFenceLeases moves the offset just past the recorded lease's
 // expiry, so that no test sleeps through a real lease. Acquire and renew are
 // short write transactions of their own, off the commit path.
 //
 // # Kill
 //
-// Store.Kill cancels every call in flight on the handle (SQLite interrupts
-// the running statement, and an open transaction is rolled back when its
-// connection goes, as it would be for a dying process) and closes both
-// pools; no COMMIT is sent after it. Store.Close is the graceful close.
+// Store.Kill cancels every call in flight on the handle and closes both
+// pools. SQLite interrupts a running statement, and an open transaction is
+// rolled back: database/sql rolls it back and discards its connection, which
+// is what SQLite does for a process that dies (its locks go with its file
+// descriptors). A COMMIT already under way when Kill comes may still land,
+// as it may for a process killed during its COMMIT; the commit then answers
+// *hoststore.IndeterminateError. Store.Close is the graceful close.
 package sqlite

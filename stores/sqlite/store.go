@@ -60,8 +60,8 @@ func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.cfg.timing }
 
 // Kill drops the handle as a dying process would: every call in flight is
 // cancelled (SQLite interrupts its statement; an open transaction is rolled
-// back with its connection, and one that has not reached COMMIT never does),
-// and both pools are closed. Later calls answer *hoststore.UnavailableError.
+// back and its connection discarded), and both pools are closed. Later
+// calls answer *hoststore.UnavailableError.
 func (s *Store) Kill() {
 	s.killed.Store(true)
 	s.done.Store(true)

@@ -77,3 +77,42 @@ func BenchCommitParallel(b *testing.B, newFactory func(testing.TB) hoststore.Hos
 		}
 	})
 }
+
+// BenchCommitParallelHandles is BenchCommitParallel with the writers spread
+// over handles handles ("processes") of one realm, round robin: writers of
+// different handles meet at the backend's own lock.
+func BenchCommitParallelHandles(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory, writers, handles int) {
+	f := newFactory(b)
+	stores := make([]hoststore.HostStore, handles)
+	for i := range stores {
+		s, err := f.Open(b.Context())
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		stores[i] = s
+	}
+	g, err := stores[0].AcquireFence(b.Context(), hoststore.Exclusive)
+	if err != nil {
+		b.Fatalf("AcquireFence: %v", err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((writers + procs - 1) / procs)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := next.Add(1)
+		s := stores[int(w)%handles]
+		ref := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName(fmt.Sprintf("writer-%03d", w))}
+		for v := 0; pb.Next(); v++ {
+			bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("handles-%d-%d", w, v)), g.Token, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(v))})
+			if err == nil {
+				err = s.Commit(b.Context(), bt)
+			}
+			if err != nil {
+				b.Errorf("writer %d: Commit: %v", w, err)
+				return
+			}
+		}
+	})
+}
