@@ -203,6 +203,9 @@ func runChild(t *testing.T, name string, seed uint64, rowTimeout time.Duration) 
 	if run.Seed != int64(seed) || run.Store != "canary:"+name {
 		t.Fatalf("the report is not this child's run: seed %d, store %q", run.Seed, run.Store)
 	}
+	if i := strings.Index(string(out), "WARNING: DATA RACE"); i >= 0 {
+		t.Errorf("child %s: the race detector found a data race:\n%s", name, tail(out[i:], 6000))
+	}
 	if t.Failed() {
 		t.Logf("child output:\n%s", tail(out, 4000))
 	}

@@ -1,0 +1,102 @@
+package canary
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+func TestBugsNamesRoundTrip(t *testing.T) {
+	all := AllBugs()
+	if len(all) != len(bugNames) {
+		t.Fatalf("AllBugs has %d bugs, the names table %d", len(all), len(bugNames))
+	}
+	seen := map[string]bool{}
+	for _, b := range all {
+		name := b.String()
+		if seen[name] || strings.Contains(name, "+") || name == "correct" {
+			t.Errorf("bug %#x has a bad or duplicate name %q", uint32(b), name)
+		}
+		seen[name] = true
+		got, err := ParseBugs(name)
+		if err != nil || got != b {
+			t.Errorf("ParseBugs(%q) = %v, %v; want %v", name, got, err, b)
+		}
+	}
+	both := TornBatch | Hangs
+	if got, err := ParseBugs(both.String()); err != nil || got != both {
+		t.Errorf("ParseBugs(%q) = %v, %v; want %v", both.String(), got, err, both)
+	}
+	for _, s := range []string{"", "correct"} {
+		if got, err := ParseBugs(s); err != nil || got != 0 {
+			t.Errorf("ParseBugs(%q) = %v, %v; want no bug", s, got, err)
+		}
+	}
+	if _, err := ParseBugs("torn-batch+nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("ParseBugs of an unknown name: err = %v, want one naming it", err)
+	}
+	if !both.Has(Hangs) || both.Has(Panics) || both.Has(0) {
+		t.Errorf("Has is wrong for %v", both)
+	}
+}
+
+// TestCorrectStoreBasics checks by hand the few answers the chapter's
+// control run does not pin down on its own: the error types of a refused
+// commit and renew, and a killed handle.
+func TestCorrectStoreBasics(t *testing.T) {
+	ctx := context.Background()
+	f := NewFactory(0)
+	st, err := f.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := st.AcquireFence(ctx, hoststore.Exclusive)
+	if err != nil || g.Token != 1 || g.SupersededLease != 0 {
+		t.Fatalf("first acquire = %+v, %v; want token 1, no superseded lease", g, err)
+	}
+	s := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "a"}
+	create := mustBatch(t, "c1", g.Token, hoststore.ScopeUpdate{Scope: s, Next: 1, Head: &[]byte{}})
+	if err := st.Commit(ctx, create); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if err := st.Commit(ctx, create); err != nil {
+		t.Fatalf("a retry of a landed batch: %v, want Ok", err)
+	}
+	again := mustBatch(t, "c2", g.Token, hoststore.ScopeUpdate{Scope: s, Next: 1, Head: &[]byte{}})
+	var conflict *hoststore.ConflictError
+	if err := st.Commit(ctx, again); !errors.As(err, &conflict) || conflict.Current == nil || *conflict.Current != 1 {
+		t.Fatalf("a second create: %v, want Conflict at version 1", err)
+	}
+	q, _ := f.Open(ctx)
+	g2, err := q.AcquireFence(ctx, hoststore.Takeover)
+	if err != nil || g2.Token != 2 || g2.SupersededLease != hoststore.FenceLease {
+		t.Fatalf("takeover = %+v, %v; want token 2 superseding a whole lease", g2, err)
+	}
+	stale := mustBatch(t, "c3", g.Token, hoststore.ScopeUpdate{Scope: s, Previous: hoststore.Ptr(hoststore.FirstVersion), Next: 2})
+	var fenced *hoststore.FencedOutError
+	if err := st.Commit(ctx, stale); !errors.As(err, &fenced) || fenced.Current != 2 {
+		t.Fatalf("a stale commit: %v, want FencedOut by 2", err)
+	}
+	if err := st.RenewFence(ctx, g.Token); !errors.As(err, &fenced) {
+		t.Fatalf("a superseded renew: %v, want FencedOut", err)
+	}
+	if err := q.RenewFence(ctx, 99); hoststore.KindOf(err) != hoststore.ErrKindInvalid {
+		t.Fatalf("a renew of a token never issued: %v, want Invalid", err)
+	}
+	st.(hoststore.Killer).Kill()
+	if _, err := st.LoadHead(ctx, s); hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
+		t.Fatalf("a call to a killed handle: %v, want Unavailable", err)
+	}
+}
+
+func mustBatch(t *testing.T, id string, token hoststore.FenceToken, ups ...hoststore.ScopeUpdate) *hoststore.CommitBatch {
+	t.Helper()
+	b, err := hoststore.NewCommitBatch(hoststore.CommitID(id), token, ups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
