@@ -2,8 +2,10 @@ package appendonly_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/stores/appendonly"
@@ -45,4 +47,40 @@ func BenchmarkCommitParallel64(b *testing.B) { storetest.BenchCommitParallel(b, 
 
 func BenchmarkCommitParallel64Over8Handles(b *testing.B) {
 	storetest.BenchCommitParallelHandles(b, newFactory, 64, 8)
+}
+
+func TestFenceTimingOption(t *testing.T) {
+	timing, err := hoststore.NewFenceTiming(time.Second, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := appendonly.NewRealm(t.Context(), t.TempDir(), appendonly.WithFenceTiming(timing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.OpenStore(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if got := s.FenceTiming(); got != timing {
+		t.Errorf("FenceTiming() = %s, want %s", got, timing)
+	}
+	if _, err := s.AcquireFence(t.Context(), hoststore.Exclusive); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AcquireFence(t.Context(), hoststore.Exclusive)
+	var held *hoststore.HeldError
+	if !errors.As(err, &held) || held.Remaining > 3*time.Second || held.Remaining <= 0 {
+		t.Errorf("AcquireFence with a live 3 s lease = %v, want Held with 0 < remaining <= 3s", err)
+	}
+	for _, bad := range []appendonly.Option{appendonly.WithFenceTiming(hoststore.FenceTiming{}), appendonly.WithBusyTimeout(0)} {
+		if _, err := appendonly.NewRealm(t.Context(), t.TempDir(), bad); err == nil {
+			t.Errorf("NewRealm with a bad option succeeded")
+		}
+	}
 }
