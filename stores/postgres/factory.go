@@ -1,0 +1,256 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// URL parameters this store reads and removes before connecting.
+const (
+	// ParamRealm names the realm (realm=NAME).
+	ParamRealm = "realm"
+	// ParamMaxConns bounds each handle's connections (pool_max_conns=N).
+	ParamMaxConns = "pool_max_conns"
+	// ParamRenew sets the renew interval (fence_renew=10s, a Go duration).
+	ParamRenew = "fence_renew"
+	// ParamLease sets the lease (fence_lease=30s, a Go duration).
+	ParamLease = "fence_lease"
+)
+
+// DefaultMaxConns is how many connections one handle opens at most.
+const DefaultMaxConns = 32
+
+// MaxRealmBytes bounds a realm id.
+const MaxRealmBytes = 128
+
+// Config says which realm a Factory serves and how its handles behave.
+type Config struct {
+	// URL is a libpq URL (postgres:// or postgresql://) without the
+	// parameters of this package; see OpenURL.
+	URL string
+	// Realm is the realm id: 1..MaxRealmBytes bytes of UTF-8 without
+	// control characters.
+	Realm string
+	// Timing is the fence timing the store declares and records leases
+	// with; the zero value means hoststore.DefaultFenceTiming().
+	Timing hoststore.FenceTiming
+	// MaxConns bounds each handle's connections; zero means DefaultMaxConns.
+	MaxConns int
+}
+
+// Factory is one realm in one PostgreSQL database. It implements
+// hoststore.HostStoreFactory: every Open is a new handle with a connection
+// pool of its own. A Factory holds no connection between calls and is safe
+// for concurrent use.
+type Factory struct {
+	conn     *pgx.ConnConfig
+	realm    string
+	timing   hoststore.FenceTiming
+	maxConns int
+	lockKey  int64 // the realm's fence lock key; see the package doc
+}
+
+var _ hoststore.HostStoreFactory = (*Factory)(nil)
+
+// New makes the factory of cfg's realm: it creates the shared tables when
+// absent (once per database, under an advisory lock) and the realm's own
+// rows when absent. An existing realm is used as it stands.
+func New(ctx context.Context, cfg Config) (*Factory, error) {
+	if err := checkRealm(cfg.Realm); err != nil {
+		return nil, err
+	}
+	if cfg.Timing == (hoststore.FenceTiming{}) {
+		cfg.Timing = hoststore.DefaultFenceTiming()
+	} else if !cfg.Timing.Valid() {
+		return nil, errors.New("postgres store: fence timing is not valid (build it with hoststore.NewFenceTiming)")
+	}
+	switch {
+	case cfg.MaxConns == 0:
+		cfg.MaxConns = DefaultMaxConns
+	case cfg.MaxConns < 1:
+		return nil, fmt.Errorf("postgres store: max conns %d is below one", cfg.MaxConns)
+	}
+	cc, err := pgx.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	if _, ok := cc.RuntimeParams["application_name"]; !ok {
+		cc.RuntimeParams["application_name"] = "conform-postgres"
+	}
+	f := &Factory{conn: cc, realm: cfg.Realm, timing: cfg.Timing, maxConns: cfg.MaxConns, lockKey: fenceLockKey(cfg.Realm)}
+	if err := f.setup(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// NewRealm makes a factory over a fresh, empty realm with a random id in the
+// database that url names (the form of OpenURL; a realm parameter there is
+// refused, since the realm is made here).
+func NewRealm(ctx context.Context, url string) (*Factory, error) {
+	cfg, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Realm != "" {
+		return nil, fmt.Errorf("postgres store: NewRealm makes its own realm; the url names realm %q", cfg.Realm)
+	}
+	cfg.Realm = RandomRealm()
+	return New(ctx, cfg)
+}
+
+// RandomRealm answers a fresh random realm id ("r-" and 32 hex digits).
+func RandomRealm() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return "r-" + hex.EncodeToString(b[:])
+}
+
+// OpenURL opens the realm that url names, for the CLI. The form is a libpq
+// URL with this store's parameters added, which are removed before
+// connecting:
+//
+//	postgres://USER@HOST:PORT/DB?sslmode=disable&realm=NAME
+//	  [&pool_max_conns=N][&fence_renew=10s&fence_lease=30s]
+//
+// Without realm, a fresh random realm is made (as NewRealm does), so that
+// every run starts on an empty realm. fence_renew and fence_lease go
+// together and build the timing with hoststore.NewFenceTiming.
+func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error) {
+	cfg, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = RandomRealm()
+	}
+	return New(ctx, cfg)
+}
+
+// ParseURL splits a URL of OpenURL's form into a Config. Realm is empty when
+// the URL names none.
+func ParseURL(raw string) (Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("postgres store: url: %w", err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return Config{}, fmt.Errorf("postgres store: url scheme %q is not postgres or postgresql", u.Scheme)
+	}
+	q := u.Query()
+	cfg := Config{Realm: q.Get(ParamRealm)}
+	if _, ok := q[ParamRealm]; ok && cfg.Realm == "" {
+		return Config{}, errors.New("postgres store: url: realm is empty")
+	}
+	if s := q.Get(ParamMaxConns); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return Config{}, fmt.Errorf("postgres store: url: %s=%q is not a positive integer", ParamMaxConns, s)
+		}
+		cfg.MaxConns = n
+	}
+	renew, lease := q.Get(ParamRenew), q.Get(ParamLease)
+	if (renew == "") != (lease == "") {
+		return Config{}, fmt.Errorf("postgres store: url: %s and %s go together", ParamRenew, ParamLease)
+	}
+	if renew != "" {
+		r, err1 := time.ParseDuration(renew)
+		l, err2 := time.ParseDuration(lease)
+		if err := errors.Join(err1, err2); err != nil {
+			return Config{}, fmt.Errorf("postgres store: url: %w", err)
+		}
+		if cfg.Timing, err = hoststore.NewFenceTiming(r, l); err != nil {
+			return Config{}, fmt.Errorf("postgres store: url: %w", err)
+		}
+	}
+	for _, k := range []string{ParamRealm, ParamMaxConns, ParamRenew, ParamLease} {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	cfg.URL = u.String()
+	return cfg, nil
+}
+
+func checkRealm(r string) error {
+	if r == "" || len(r) > MaxRealmBytes || !utf8.ValidString(r) || strings.IndexFunc(r, unicode.IsControl) >= 0 {
+		return fmt.Errorf("postgres store: realm %q is empty, over %d bytes, not UTF-8 or has a control character", r, MaxRealmBytes)
+	}
+	return nil
+}
+
+// Realm is the realm id this factory serves.
+func (f *Factory) Realm() string { return f.realm }
+
+// FenceTiming is the timing the factory's handles declare.
+func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.timing }
+
+// Open is a new process over the realm: a new handle with a connection pool
+// of its own, which shares nothing with earlier handles. It dials nothing
+// until the first call.
+func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
+	return f.OpenStore(ctx)
+}
+
+// OpenStore is Open with the concrete type.
+func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Store{f: f, pool: newPool(f.conn.Copy(), f.maxConns)}, nil
+}
+
+// LapseFenceLeases lets every recorded lease of the realm run out by moving
+// the realm's clock offset (which every lease reading adds to the database
+// clock) just past the recorded lease's expiry. It never moves it back.
+func (f *Factory) LapseFenceLeases(ctx context.Context) error {
+	return f.withConn(ctx, func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, sqlLapse, f.realm)
+		return err
+	})
+}
+
+// Drop deletes every row of the realm, its fence and clock included. The
+// shared tables stay. A handle still open over the realm must not be used.
+func (f *Factory) Drop(ctx context.Context) error {
+	return f.withConn(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			for _, q := range sqlDropRealm {
+				if _, err := tx.Exec(ctx, q, f.realm); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// withConn runs fn over a connection of its own, mapping errors to the
+// contract's (nothing fn does is left half done: each is one statement or
+// one transaction).
+func (f *Factory) withConn(ctx context.Context, fn func(*pgx.Conn) error) error {
+	c, err := pgx.ConnectConfig(ctx, f.conn)
+	if err != nil {
+		return mapErr(ctx, "connect", err)
+	}
+	err = fn(c)
+	if cerr := c.Close(context.WithoutCancel(ctx)); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return mapErr(ctx, "realm "+f.realm, err)
+	}
+	return nil
+}
