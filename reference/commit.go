@@ -43,11 +43,8 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := checkBatch(b); err != nil {
 		return err
 	}
-	var (
-		t    txn
-		bufs txnBufs
-	)
-	t.init(s, b, &bufs)
+	var bufs txnBufs
+	t := newTxn(s, b, &bufs)
 	defer t.unlock()
 	if err := t.lock(ctx); err != nil {
 		return err
@@ -79,10 +76,10 @@ type txnBufs struct {
 	states [4]*scopeState
 }
 
-func (t *txn) init(s *Store, b *hoststore.CommitBatch, bufs *txnBufs) {
+func newTxn(s *Store, b *hoststore.CommitBatch, bufs *txnBufs) txn {
 	ups := b.Updates() // a private deep copy: the states keep its bytes
 	n := len(ups)
-	*t = txn{s: s, r: s.realm, id: b.CommitID(), token: b.Token(), ups: ups}
+	t := txn{s: s, r: s.realm, id: b.CommitID(), token: b.Token(), ups: ups}
 	if n <= len(bufs.slots) {
 		t.slots, t.order, t.prev, t.next = bufs.slots[:n], bufs.order[:n], bufs.states[:n], bufs.states[n:2*n]
 	} else {
@@ -96,6 +93,7 @@ func (t *txn) init(s *Store, b *hoststore.CommitBatch, bufs *txnBufs) {
 	if n > 1 {
 		slices.SortFunc(t.order, func(a, b int) int { return compareRefs(ups[a].Scope, ups[b].Scope) })
 	}
+	return t
 }
 
 // lock takes the scope locks in order; it gives up when ctx ends or the
@@ -137,7 +135,7 @@ func (t *txn) run(ctx context.Context) error {
 	if _, ok := t.r.landed.load(t.id); ok {
 		return nil
 	}
-	if err := t.r.fence.check(t.token); err != nil {
+	if err := t.r.fence.check("commit", t.token); err != nil {
 		return err
 	}
 	for i, sl := range t.slots {
@@ -185,17 +183,18 @@ func (t *txn) stage() {
 	}
 }
 
-// point is the commit point: under the fence's shared lock, the token is
-// checked again and the batch becomes visible in one atomic step (the
-// record, or the one scope's state), and its commit id is recorded landed.
+// point is the commit point: under a point lock of the fence (see fence),
+// the token is checked again and the batch becomes visible in one atomic
+// step (the record, or the one scope's state), and its commit id is
+// recorded landed. A handle killed before it applies nothing.
 func (t *txn) point() error {
-	f := &t.r.fence
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	l := t.r.fence.pointLock(t.slots[t.order[0]].shard)
+	l.RLock()
+	defer l.RUnlock()
 	if t.s.killed.Load() {
 		return errKilled()
 	}
-	if err := f.checkLocked("commit", t.token); err != nil {
+	if err := t.r.fence.check("commit", t.token); err != nil {
 		return err
 	}
 	if t.rec != nil {

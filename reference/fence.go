@@ -3,27 +3,38 @@ package reference
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 )
 
+// pointShards is how many locks the commit points of a realm spread over.
+const pointShards = 16
+
 // fence is the realm's fence record ("Fence Leases"): the highest token
 // issued and the lease expiry of its holder on the store's clock.
 //
-// mu orders acquires against commit points (obligation 5, "Fencing"): an
-// acquire or renew takes it exclusively; a commit takes it shared only
-// around its token check and its commit point, a few atomic steps, never
-// across a failpoint, a scope lock or any other wait. So a batch whose
-// commit point follows an acquire of a higher token is refused, and every
-// batch whose commit point came first stays visible. No commit ever waits
-// for another commit because of mu: a shared holder only ever waits for an
-// acquire or renew, which itself waits only for shared holders that are
-// already inside their few-step sections.
+// Fencing (obligation 5) orders acquires against commit points. A commit
+// holds one of the point locks shared around its token check and its
+// commit point only: a few atomic steps, never across a failpoint, a scope
+// lock or any other wait. An acquire that issues a token holds every point
+// lock exclusively while it moves the token. So a commit point either
+// comes wholly before the acquire, and its batch stays visible, or after
+// it, and its batch is refused. Commits of scopes in different shards
+// share no lock at all; commits of one shard share a read lock, so no
+// commit ever waits for another commit because of it, only for an
+// acquire's few steps. Renew and lapse never touch the point locks.
 type fence struct {
-	mu     sync.RWMutex
-	token  hoststore.FenceToken
-	expiry time.Time
+	mu     sync.Mutex // serialises acquire, renew and lapse
+	points [pointShards]pointLock
+	token  atomic.Uint64 // written under mu and every point lock
+	expiry time.Time     // under mu
+}
+
+type pointLock struct {
+	sync.RWMutex
+	_ [40]byte // one lock per cache line
 }
 
 // acquire issues the next token and records its lease from now on c
@@ -35,22 +46,29 @@ func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duratio
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := c.Now()
+	cur := hoststore.FenceToken(f.token.Load())
 	var remaining time.Duration
-	if f.token > 0 && now.Before(f.expiry) {
+	if cur > 0 && now.Before(f.expiry) {
 		remaining = f.expiry.Sub(now)
 	}
 	switch mode {
 	case hoststore.Exclusive:
 		if remaining > 0 {
-			return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: f.token, Remaining: remaining}
+			return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: cur, Remaining: remaining}
 		}
 	case hoststore.Takeover:
 	default:
 		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire_fence mode %d is not a mode", uint8(mode))}
 	}
-	f.token++
+	for i := range f.points {
+		f.points[i].Lock()
+	}
+	f.token.Store(uint64(cur + 1))
+	for i := range f.points {
+		f.points[i].Unlock()
+	}
 	f.expiry = now.Add(lease)
-	return hoststore.FenceGrant{Token: f.token, SupersededLease: remaining}, nil
+	return hoststore.FenceGrant{Token: cur + 1, SupersededLease: remaining}, nil
 }
 
 // renew records a new lease from now for the holder of token, also when
@@ -60,31 +78,33 @@ func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duratio
 func (f *fence) renew(token hoststore.FenceToken, c *Clock, lease time.Duration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.checkLocked("renew_fence", token); err != nil {
+	if err := f.check("renew_fence", token); err != nil {
 		return err
 	}
 	f.expiry = c.Now().Add(lease)
 	return nil
 }
 
-// check answers whether a batch carrying token may commit now.
-func (f *fence) check(token hoststore.FenceToken) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.checkLocked("commit", token)
-}
-
-// checkLocked: a token below the highest is *FencedOutError ("A token
-// higher than the caller's exists"); 0 or above the highest was never
-// issued and is *InvalidError. Called with mu held, shared or exclusive.
-func (f *fence) checkLocked(op string, token hoststore.FenceToken) error {
+// check answers whether token is the highest issued: a token below it is
+// *FencedOutError ("A token higher than the caller's exists"); 0 or above
+// it was never issued and is *InvalidError. Without a point lock held the
+// answer is only a hint: the token may move right after.
+func (f *fence) check(op string, token hoststore.FenceToken) error {
+	cur := hoststore.FenceToken(f.token.Load())
 	switch {
-	case token == 0 || token > f.token:
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("%s with token %d, which was never issued (highest %d)", op, token, f.token)}
-	case token < f.token:
-		return &hoststore.FencedOutError{Current: f.token}
+	case token == 0 || token > cur:
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("%s with token %d, which was never issued (highest %d)", op, token, cur)}
+	case token < cur:
+		return &hoststore.FencedOutError{Current: cur}
 	}
 	return nil
+}
+
+// pointLock answers the point lock of shard: a commit holds it shared
+// (RLock) around its token check and commit point, so that no acquire
+// moves the token in between; those must be a few atomic steps.
+func (f *fence) pointLock(shard uint8) *sync.RWMutex {
+	return &f.points[shard%pointShards].RWMutex
 }
 
 // lapse advances c just past the recorded lease's expiry (by nothing when

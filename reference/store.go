@@ -81,8 +81,9 @@ func (f *Factory) Clock() *Clock { return f.realm.clock }
 
 // realm is the state every handle of one factory shares. On the commit
 // path ("Independence") it has no realm-wide lock: the sharded maps lock
-// one shard for one map operation, the name index is lock-free, and the
-// fence's lock is taken shared only around the commit point (see fence).
+// one shard for one map operation, the name index is lock-free, and a
+// commit takes one of the fence's point locks, shared, only around its
+// commit point (see fence).
 type realm struct {
 	timing hoststore.FenceTiming
 	clock  *Clock
@@ -108,8 +109,9 @@ type realm struct {
 // it in every later load of another. After the point the writer publishes
 // clean states again.
 type slot struct {
-	lock chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
-	cur  atomic.Pointer[scopeState]
+	lock  chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
+	cur   atomic.Pointer[scopeState]
+	shard uint8 // the fence point lock its commits take
 }
 
 // commitRecord is the commit point of a batch over several scopes.
@@ -141,10 +143,10 @@ func (r *realm) slotFor(s hoststore.ScopeRef) *slot {
 	if sl := r.slotOf(s); sl != nil {
 		return sl
 	}
-	return r.slots.loadOrStore(s, newSlot)
+	return r.slots.loadOrStore(s, func() *slot {
+		return &slot{lock: make(chan struct{}, 1), shard: uint8(hashRef(r.slots.seed, s) % pointShards)}
+	})
 }
-
-func newSlot() *slot { return &slot{lock: make(chan struct{}, 1)} }
 
 func hashRef(seed maphash.Seed, s hoststore.ScopeRef) uint64 {
 	return maphash.String(seed, string(s.Name)) ^ uint64(s.Kind)
