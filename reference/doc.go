@@ -7,9 +7,15 @@
 // host-store-spi.txt): the parts of an update apply in the order
 // truncate_after, drop_before, append, head; rows keep stable indices, so a
 // scope's visible rows are exactly the indices [start, end); every committed
-// update moves its scope to Next and records the batch's commit id. A scope
-// state is immutable once built, so the Store publishes states as snapshots
-// and the Model clones cheaply.
+// update moves its scope to Next and records the batch's commit id. Scope
+// states are immutable once built, so a Model clones cheaply.
+//
+// The Store publishes each scope's state as an immutable snapshot behind an
+// atomic pointer, so readers never wait. A commit locks only its own
+// scopes, in a fixed order; a batch over several scopes becomes visible in
+// all of them at one atomic step on its commit record; the fence is
+// ordered against commit points by short shared locks (see Store.Commit).
+// Leases run on a manual Clock, which Factory.LapseFenceLeases advances.
 //
 // Choices where the contract lets a store choose:
 //   - obligations 4 and 5 are met at commit: a wrong Previous answers
