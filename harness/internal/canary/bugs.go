@@ -82,6 +82,16 @@ const (
 	// UnknownError [ob:errors] answers errors.New("boom"), none of the six
 	// error types, to ListHeads of the Identity kind.
 	UnknownError
+	// ListedAfterDelete [ob:9] hides a deleted scope from LoadHead and
+	// ReadRows but keeps listing it, with its last head.
+	ListedAfterDelete
+	// ApplyAsChecked [ob:1] checks and applies a batch update by update: a
+	// Conflict in a later update leaves the earlier ones applied.
+	ApplyAsChecked
+	// UnavailableAfterApply [ob:errors] applies the first send of a batch
+	// whose commit id contains "reopen/" and then answers Unavailable,
+	// which the contract allows "only when nothing was applied".
+	UnavailableAfterApply
 
 	bugEnd
 )
@@ -104,6 +114,9 @@ var bugNames = map[Bugs]string{
 	Panics:                 "panics",
 	Hangs:                  "hangs",
 	UnknownError:           "unknown-error",
+	ListedAfterDelete:      "listed-after-delete",
+	ApplyAsChecked:         "apply-as-checked",
+	UnavailableAfterApply:  "unavailable-after-apply",
 }
 
 // AllBugs lists every single bug, in declaration order.

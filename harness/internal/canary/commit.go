@@ -119,52 +119,94 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 // answers Ok without acting again ("A commit id that already landed
 // answers Ok without acting again"), except under RetryTwice.
 func (r *realm) pointLocked(b *hoststore.CommitBatch) error {
-	if r.landed[b.CommitID()] {
+	id := b.CommitID()
+	if r.landed[id] {
 		if r.bugs.Has(RetryTwice) {
 			r.reapplyLocked(b)
 		}
 		return nil
 	}
+	if r.bugs.Has(ApplyAsChecked) {
+		return r.applyAsCheckedLocked(b)
+	}
 	if err := r.checkLocked(b); err != nil {
 		return err
 	}
-	r.landed[b.CommitID()] = true
+	r.landed[id] = true
 	for _, u := range b.Updates() {
-		r.applyUpdateLocked(u, b.CommitID())
+		r.applyUpdateLocked(u, id)
+	}
+	if r.bugs.Has(UnavailableAfterApply) && strings.Contains(string(id), "reopen/") && !r.lied[id] {
+		r.lied[id] = true
+		return &hoststore.UnavailableError{Detail: "canary: the batch was applied, yet the answer says nothing was"}
 	}
 	return nil
 }
 
-// checkLocked refuses a batch that must not land: a token below the
-// highest acquired is FencedOut (obligation 5 met at commit), a token never
-// issued is Invalid, an update whose Previous is not the scope's version is
-// Conflict (obligation 4 met at commit), and a create of a deleted name is
-// Invalid ("a store may refuse such a create as Invalid").
+// checkLocked refuses a batch that must not land: see checkTokenLocked and
+// checkUpdateLocked.
 func (r *realm) checkLocked(b *hoststore.CommitBatch) error {
-	if !r.bugs.Has(IgnoreToken) {
-		switch t := b.Token(); {
-		case t < r.token:
-			return &hoststore.FencedOutError{Current: r.token}
-		case t == 0 || t > r.token:
-			return &hoststore.InvalidError{Detail: fmt.Sprintf("token %d was never issued", t)}
+	if err := r.checkTokenLocked(b.Token()); err != nil {
+		return err
+	}
+	for _, u := range b.Updates() {
+		if err := r.checkUpdateLocked(u); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// checkTokenLocked: a token below the highest acquired is FencedOut
+// (obligation 5 met at commit); a token never issued is Invalid.
+func (r *realm) checkTokenLocked(t hoststore.FenceToken) error {
+	if r.bugs.Has(IgnoreToken) {
+		return nil
+	}
+	switch {
+	case t < r.token:
+		return &hoststore.FencedOutError{Current: r.token}
+	case t == 0 || t > r.token:
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("token %d was never issued", t)}
+	}
+	return nil
+}
+
+// checkUpdateLocked: an update whose Previous is not the scope's version
+// is Conflict (obligation 4 met at commit), and a create of a deleted name
+// is Invalid ("a store may refuse such a create as Invalid").
+func (r *realm) checkUpdateLocked(u hoststore.ScopeUpdate) error {
 	if r.bugs.Has(LastWriterWins) {
 		return nil
 	}
-	for _, u := range b.Updates() {
-		cur := r.scopes[u.Scope]
-		switch {
-		case u.Previous == nil && cur.live():
-			return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
-		case u.Previous == nil && cur != nil:
-			return &hoststore.InvalidError{Detail: fmt.Sprintf("scope %s was deleted; its name is never created again", u.Scope)}
-		case u.Previous != nil && !cur.live():
-			return &hoststore.ConflictError{Scope: u.Scope}
-		case u.Previous != nil && cur.version != *u.Previous:
-			return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
-		}
+	cur := r.scopes[u.Scope]
+	switch {
+	case u.Previous == nil && cur.live():
+		return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
+	case u.Previous == nil && cur != nil:
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("scope %s was deleted; its name is never created again", u.Scope)}
+	case u.Previous != nil && !cur.live():
+		return &hoststore.ConflictError{Scope: u.Scope}
+	case u.Previous != nil && cur.version != *u.Previous:
+		return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
 	}
+	return nil
+}
+
+// applyAsCheckedLocked is ApplyAsChecked's commit: each update is checked
+// and applied in turn, so a refusal of a later one leaves the earlier ones
+// applied.
+func (r *realm) applyAsCheckedLocked(b *hoststore.CommitBatch) error {
+	if err := r.checkTokenLocked(b.Token()); err != nil {
+		return err
+	}
+	for _, u := range b.Updates() {
+		if err := r.checkUpdateLocked(u); err != nil {
+			return err
+		}
+		r.applyUpdateLocked(u, b.CommitID())
+	}
+	r.landed[b.CommitID()] = true
 	return nil
 }
 
@@ -186,7 +228,11 @@ func (r *realm) reapplyLocked(b *hoststore.CommitBatch) {
 // truncate_after, drop_before, append, head.
 func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID) {
 	if u.Delete {
-		r.scopes[u.Scope] = &scope{version: u.Next, commitID: id, deleted: true}
+		gone := &scope{version: u.Next, commitID: id, deleted: true}
+		if old := r.scopes[u.Scope]; old != nil {
+			gone.head = old.head // what ListedAfterDelete keeps listing
+		}
+		r.scopes[u.Scope] = gone
 		return
 	}
 	sc := r.scopes[u.Scope]

@@ -59,7 +59,8 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	r.mu.Lock()
 	var names []hoststore.ScopeName
 	for ref, sc := range r.scopes {
-		if ref.Kind == kind && sc.live() && (after == nil || ref.Name > *after) {
+		listed := sc.live() || sc.deleted && r.bugs.Has(ListedAfterDelete)
+		if ref.Kind == kind && listed && (after == nil || ref.Name > *after) {
 			names = append(names, ref.Name)
 		}
 	}

@@ -25,6 +25,7 @@ func NewFactory(bugs Bugs) *Factory {
 		timing: hoststore.DefaultFenceTiming(),
 		scopes: map[hoststore.ScopeRef]*scope{},
 		landed: map[hoststore.CommitID]bool{},
+		lied:   map[hoststore.CommitID]bool{},
 	}}
 }
 
@@ -77,6 +78,8 @@ type realm struct {
 	scopes map[hoststore.ScopeRef]*scope
 	// landed holds the commit id of every batch past its commit point.
 	landed map[hoststore.CommitID]bool
+	// lied holds the batches UnavailableAfterApply answered Unavailable to.
+	lied map[hoststore.CommitID]bool
 }
 
 // scope is one scope's state. Its rows are those with indices
