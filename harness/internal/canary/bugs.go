@@ -92,6 +92,12 @@ const (
 	// whose commit id contains "reopen/" and then answers Unavailable,
 	// which the contract allows "only when nothing was applied".
 	UnavailableAfterApply
+	// UTF16Order [ob:9] lists names in the order of their UTF-16 code
+	// units (a Java or JavaScript backend), not their UTF-8 bytes.
+	UTF16Order
+	// PadSpace [ob:ops] compares scope names as a SQL PAD SPACE collation
+	// does, ignoring trailing spaces: "a" and "a " are one scope.
+	PadSpace
 
 	bugEnd
 )
@@ -117,6 +123,8 @@ var bugNames = map[Bugs]string{
 	ListedAfterDelete:      "listed-after-delete",
 	ApplyAsChecked:         "apply-as-checked",
 	UnavailableAfterApply:  "unavailable-after-apply",
+	UTF16Order:             "utf16-order",
+	PadSpace:               "pad-space",
 }
 
 // AllBugs lists every single bug, in declaration order.

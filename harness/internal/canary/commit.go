@@ -179,7 +179,7 @@ func (r *realm) checkUpdateLocked(u hoststore.ScopeUpdate) error {
 	if r.bugs.Has(LastWriterWins) {
 		return nil
 	}
-	cur := r.scopes[u.Scope]
+	cur := r.scopes[r.key(u.Scope)]
 	switch {
 	case u.Previous == nil && cur.live():
 		return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
@@ -214,7 +214,7 @@ func (r *realm) applyAsCheckedLocked(b *hoststore.CommitBatch) error {
 // each update's parts act again on the scope as it is now.
 func (r *realm) reapplyLocked(b *hoststore.CommitBatch) {
 	for _, u := range b.Updates() {
-		cur := r.scopes[u.Scope]
+		cur := r.scopes[r.key(u.Scope)]
 		if !cur.live() || u.Delete {
 			continue
 		}
@@ -228,17 +228,17 @@ func (r *realm) reapplyLocked(b *hoststore.CommitBatch) {
 // truncate_after, drop_before, append, head.
 func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID) {
 	if u.Delete {
-		gone := &scope{version: u.Next, commitID: id, deleted: true}
-		if old := r.scopes[u.Scope]; old != nil {
-			gone.head = old.head // what ListedAfterDelete keeps listing
+		gone := &scope{name: u.Scope.Name, version: u.Next, commitID: id, deleted: true}
+		if old := r.scopes[r.key(u.Scope)]; old != nil {
+			gone.name, gone.head = old.name, old.head // what ListedAfterDelete keeps listing
 		}
-		r.scopes[u.Scope] = gone
+		r.scopes[r.key(u.Scope)] = gone
 		return
 	}
-	sc := r.scopes[u.Scope]
+	sc := r.scopes[r.key(u.Scope)]
 	if u.Previous == nil || !sc.live() {
-		sc = &scope{}
-		r.scopes[u.Scope] = sc
+		sc = &scope{name: u.Scope.Name}
+		r.scopes[r.key(u.Scope)] = sc
 	}
 	if t := sc.lateTruncate; t != nil {
 		sc.lateTruncate = nil

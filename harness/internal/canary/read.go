@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/conform-spi/conform/hoststore"
 )
@@ -25,7 +27,7 @@ func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststor
 	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sc := r.scopes[ref]
+	sc := r.scopes[r.key(ref)]
 	if !sc.live() {
 		return nil, nil
 	}
@@ -56,26 +58,30 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 		return hoststore.HeadPage{}, errors.New("boom")
 	}
 	r := s.r
+	less := func(a, b hoststore.ScopeName) bool { return a < b }
+	if r.bugs.Has(UTF16Order) {
+		less = utf16Less
+	}
 	r.mu.Lock()
-	var names []hoststore.ScopeName
+	var found []*scope
 	for ref, sc := range r.scopes {
 		listed := sc.live() || sc.deleted && r.bugs.Has(ListedAfterDelete)
-		if ref.Kind == kind && listed && (after == nil || ref.Name > *after) {
-			names = append(names, ref.Name)
+		if ref.Kind == kind && listed && (after == nil || less(*after, sc.name)) {
+			found = append(found, sc)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	more := len(names) > limit
+	sort.Slice(found, func(i, j int) bool { return less(found[i].name, found[j].name) })
+	more := len(found) > limit
 	if more {
-		names = names[:limit]
+		found = found[:limit]
 	}
 	var pg hoststore.HeadPage
-	for _, n := range names {
-		pg.Heads = append(pg.Heads, hoststore.NamedHead{Name: n, Head: r.scopes[hoststore.ScopeRef{Kind: kind, Name: n}].headLocked()})
+	for _, sc := range found {
+		pg.Heads = append(pg.Heads, hoststore.NamedHead{Name: sc.name, Head: sc.headLocked()})
 	}
 	r.mu.Unlock()
 	if more {
-		last := names[len(names)-1]
+		last := pg.Heads[len(pg.Heads)-1].Name
 		pg.Next = &last
 	}
 	if r.bugs.Has(SkipLastListed) && len(pg.Heads) > 0 {
@@ -103,7 +109,7 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sc := r.scopes[ref]
+	sc := r.scopes[r.key(ref)]
 	if !sc.live() {
 		return nil, nil
 	}
@@ -118,4 +124,12 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 		out = append(out, hoststore.Row{Index: i, Data: append([]byte{}, sc.rows[i-sc.start]...)})
 	}
 	return out, nil
+}
+
+// utf16Less orders names by their UTF-16 code units, as a Java or
+// JavaScript backend would (UTF16Order): a character above U+FFFF sorts
+// before one in U+E000..U+FFFF, where byte order puts it after.
+func utf16Less(a, b hoststore.ScopeName) bool {
+	ua, ub := utf16.Encode([]rune(string(a))), utf16.Encode([]rune(string(b)))
+	return slices.Compare(ua, ub) < 0
 }

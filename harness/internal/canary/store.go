@@ -2,6 +2,7 @@ package canary
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,9 +83,19 @@ type realm struct {
 	lied map[hoststore.CommitID]bool
 }
 
+// key is where the realm keeps ref: ref itself, or under PadSpace its name
+// without trailing spaces.
+func (r *realm) key(ref hoststore.ScopeRef) hoststore.ScopeRef {
+	if r.bugs.Has(PadSpace) {
+		ref.Name = hoststore.ScopeName(strings.TrimRight(string(ref.Name), " "))
+	}
+	return ref
+}
+
 // scope is one scope's state. Its rows are those with indices
 // [start, end), rows[i] having index start+i.
 type scope struct {
+	name     hoststore.ScopeName // as its creating batch spelled it
 	version  hoststore.ScopeVersion
 	commitID hoststore.CommitID
 	head     []byte
