@@ -95,7 +95,7 @@ const (
 	// UTF16Order [ob:9] lists names in the order of their UTF-16 code
 	// units (a Java or JavaScript backend), not their UTF-8 bytes.
 	UTF16Order
-	// PadSpace [ob:ops] compares scope names as a SQL PAD SPACE collation
+	// PadSpace [ob:9, ob:ops] compares scope names as a SQL PAD SPACE collation
 	// does, ignoring trailing spaces: "a" and "a " are one scope.
 	PadSpace
 
