@@ -20,6 +20,10 @@ const maxBackoff = 50 * time.Millisecond
 // under it (a delete or prune at work) before it answers in progress.
 const tryReopens = 3
 
+// createRaces bounds how often a guard finds a fence gone, then there
+// again when it creates one, before it answers in progress.
+const createRaces = 16
+
 // StatFilesystem applies the predicate to dir: statfs(2), then the table of
 // filesystems whose flock is native.
 func StatFilesystem(dir string) (Filesystem, error) {
@@ -117,7 +121,12 @@ func takeFence(in Install, f Fence, exclusive bool, deadline time.Time, wait boo
 // the directory's group.
 func openFence(dfd int, path string, create bool) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
-	for {
+	for race := 0; ; race++ {
+		if race == createRaces {
+			// Created and removed under us again and again: a delete or
+			// prune is at work.
+			return -1, &InProgressError{Path: path}
+		}
 		var fd int
 		err := retry(func() (err error) { fd, err = unix.Openat(dfd, FenceFile, flags, 0); return err })
 		if err == nil {

@@ -1,10 +1,15 @@
 package chapter
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/conform-spi/conform/admission"
 )
 
 // exclusionRows: "An admission holds its set of fences SHARED; a writer of
@@ -28,6 +33,10 @@ func exclusionRows(c *Config) {
 		It("lets holds of several processes share a fence", Label("admission:shared-shared"), func(ctx SpecContext) {
 			d := c.dir()
 			a, b, w := c.start(ctx, "A", procOpts{}), c.start(ctx, "B", procOpts{}), c.start(ctx, "W", procOpts{})
+			a.expect(ctx, "hold-try "+d, "held skipped=1", "a hold where no fence exists yet skips it")
+			_, err := os.Lstat(filepath.Join(d, admission.FenceFile))
+			Expect(err).To(MatchError(os.ErrNotExist), "a hold never creates a fence")
+			a.expect(ctx, "release", released, "the skipping hold lets go")
 			w.expect(ctx, "guard-try "+d, held, "a writer creates the fence")
 			w.expect(ctx, "release", released, "the writer lets go")
 			a.expect(ctx, "hold-try "+d, held, "the first hold")

@@ -29,17 +29,25 @@ func orderRows(c *Config) {
 			}
 		}, SpecTimeout(c.RowTimeout))
 
-		// Each fence exists beforehand, so a set that locked a fence before
-		// its check would leave it locked in A, which stays alive.
+		// Each fence exists beforehand and B holds each while A tries the
+		// set: a set checked only after (or while) it locks would meet B's
+		// guard and answer in progress, not order. Once B lets go, A, which
+		// stays alive, must hold none of them.
 		It("refuses a set that breaks the order before any lock is taken", Label("admission:order-refused"), func(ctx SpecContext) {
 			a, b := c.start(ctx, "A", procOpts{}), c.start(ctx, "B", procOpts{})
 			for _, name := range badOrderCases() {
 				root, set := c.caseRoot(name)
-				a.expect(ctx, "set "+name+" "+root, unavailable(admission.CauseOrder), "the set "+name)
-				for _, f := range set {
-					b.expect(ctx, "guard-try "+f.Dir(), held, "another process takes "+f.String()+" after A's refused set "+name)
-					b.expect(ctx, "release", released, "B lets go")
+				dirs := fenceDirs(set)
+				for _, d := range dirs {
+					b.expect(ctx, "guard-try "+d, held, "B holds the fence in "+d)
 				}
+				a.expect(ctx, "set "+name+" "+root, unavailable(admission.CauseOrder), "the set "+name+" while B holds its fences")
+				b.expect(ctx, "release", released, "B lets go")
+				a.expect(ctx, "set "+name+" "+root, unavailable(admission.CauseOrder), "the set "+name+" with its fences free")
+				for _, d := range dirs {
+					b.expect(ctx, "guard-try "+d, held, "another process takes the fence in "+d+" after A's refused set "+name)
+				}
+				b.expect(ctx, "release", released, "B lets go")
 			}
 		}, SpecTimeout(c.RowTimeout))
 
@@ -85,4 +93,17 @@ func (c *Config) caseRoot(name string) (string, []admission.Fence) {
 		Expect(g.Release()).To(Succeed())
 	}
 	return root, set
+}
+
+// fenceDirs lists the directories of a set's fences, each once.
+func fenceDirs(set []admission.Fence) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, f := range set {
+		if !seen[f.Dir()] {
+			seen[f.Dir()] = true
+			dirs = append(dirs, f.Dir())
+		}
+	}
+	return dirs
 }
