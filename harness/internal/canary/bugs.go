@@ -98,6 +98,12 @@ const (
 	// PadSpace [ob:9, ob:ops] compares scope names as a SQL PAD SPACE collation
 	// does, ignoring trailing spaces: "a" and "a " are one scope.
 	PadSpace
+	// DirtyRead [ob:5] applies a batch, visible to loads, before its commit
+	// point, and rolls it back there when its token was superseded
+	// meanwhile (or the commit crashed or was killed): a load can show a
+	// batch that never lands, as an append-only store that forgets to
+	// ignore rows without a commit marker does.
+	DirtyRead
 
 	bugEnd
 )
@@ -125,6 +131,7 @@ var bugNames = map[Bugs]string{
 	UnavailableAfterApply:  "unavailable-after-apply",
 	UTF16Order:             "utf16-order",
 	PadSpace:               "pad-space",
+	DirtyRead:              "dirty-read",
 }
 
 // AllBugs lists every single bug, in declaration order.

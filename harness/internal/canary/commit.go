@@ -35,8 +35,11 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
 		return err
 	}
-	if r.bugs.Has(TornBatch) {
+	switch {
+	case r.bugs.Has(TornBatch):
 		return s.commitTorn(ctx, b)
+	case r.bugs.Has(DirtyRead):
+		return s.commitDirty(ctx, b)
 	}
 	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
 		return err
@@ -76,43 +79,6 @@ func (s *Store) point(b *hoststore.CommitBatch) error {
 	s.pending = append(s.pending, b)
 	s.pmu.Unlock()
 	return nil
-}
-
-// commitTorn is TornBatch's commit: it checks the batch and applies its
-// first update, passes commit-before-point, and only then applies the rest.
-func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error {
-	r := s.r
-	id := b.CommitID()
-	ups := b.Updates()
-	r.mu.Lock()
-	switch {
-	case s.killed.Load():
-		r.mu.Unlock()
-		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
-	case r.landed[id]:
-		r.mu.Unlock()
-		return nil
-	}
-	if err := r.checkLocked(b); err != nil {
-		r.mu.Unlock()
-		return err
-	}
-	r.landed[id] = true
-	r.applyUpdateLocked(ups[0], id)
-	r.mu.Unlock()
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	if s.killed.Load() {
-		r.mu.Unlock()
-		return &hoststore.UnavailableError{Detail: "the handle was killed midway"}
-	}
-	for _, u := range ups[1:] {
-		r.applyUpdateLocked(u, id)
-	}
-	r.mu.Unlock()
-	return faults.At(ctx, faults.CommitAfterPoint, id)
 }
 
 // pointLocked checks and applies b; a commit id that already landed

@@ -1,0 +1,106 @@
+package canary
+
+import (
+	"context"
+
+	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/hoststore"
+)
+
+// commitTorn is TornBatch's commit: it checks the batch and applies its
+// first update, passes commit-before-point, and only then applies the rest.
+func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error {
+	r := s.r
+	id := b.CommitID()
+	ups := b.Updates()
+	r.mu.Lock()
+	switch {
+	case s.killed.Load():
+		r.mu.Unlock()
+		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
+	case r.landed[id]:
+		r.mu.Unlock()
+		return nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.landed[id] = true
+	r.applyUpdateLocked(ups[0], id)
+	r.mu.Unlock()
+	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if s.killed.Load() {
+		r.mu.Unlock()
+		return &hoststore.UnavailableError{Detail: "the handle was killed midway"}
+	}
+	for _, u := range ups[1:] {
+		r.applyUpdateLocked(u, id)
+	}
+	r.mu.Unlock()
+	return faults.At(ctx, faults.CommitAfterPoint, id)
+}
+
+// commitDirty is DirtyRead's commit: it checks the batch and applies it
+// at once, visible to every load, passes commit-before-point, and only then
+// reaches its commit point, where a crash, a kill or a token superseded
+// meanwhile rolls it back. (The rollback restores the scopes as they were
+// before the batch; a commit on the same scopes in between is lost with
+// it, which the chapter never does.)
+func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error {
+	r := s.r
+	id := b.CommitID()
+	r.mu.Lock()
+	switch {
+	case s.killed.Load():
+		r.mu.Unlock()
+		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
+	case r.landed[id]:
+		r.mu.Unlock()
+		return nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	undo := map[hoststore.ScopeRef]*scope{}
+	for _, ref := range b.Scopes() {
+		if sc := r.scopes[r.key(ref)]; sc != nil {
+			cp := *sc
+			cp.rows = append([][]byte(nil), sc.rows...)
+			undo[r.key(ref)] = &cp
+		} else {
+			undo[r.key(ref)] = nil
+		}
+	}
+	for _, u := range b.Updates() {
+		r.applyUpdateLocked(u, id)
+	}
+	r.mu.Unlock()
+	err := faults.At(ctx, faults.CommitBeforePoint, id)
+	r.mu.Lock()
+	switch {
+	case err != nil:
+	case s.killed.Load():
+		err = &hoststore.UnavailableError{Detail: "the handle was killed before the commit point; nothing was applied"}
+	default:
+		err = r.checkTokenLocked(b.Token())
+	}
+	if err != nil {
+		for k, sc := range undo {
+			if sc == nil {
+				delete(r.scopes, k)
+			} else {
+				r.scopes[k] = sc
+			}
+		}
+		r.mu.Unlock()
+		return err
+	}
+	r.landed[id] = true
+	r.mu.Unlock()
+	return faults.At(ctx, faults.CommitAfterPoint, id)
+}
