@@ -15,6 +15,8 @@ import (
 // fileRealms opens a file-backed store whose URL is SCHEME:DIR: each realm
 // the run asks for is a new database file in DIR (created if missing; a
 // temporary directory when DIR is empty), so every chapter starts empty.
+// The store packages' own URLs (SCHEME:FILE) name one realm's file; the
+// command refuses a file, since a run needs a fresh realm per chapter.
 func fileRealms(scheme string, newRealm func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error)) harness.Opener {
 	return func(_ context.Context, url string) (harness.NewRealm, error) {
 		dir := strings.TrimPrefix(strings.TrimPrefix(url, scheme+":"), "//")
@@ -24,6 +26,8 @@ func fileRealms(scheme string, newRealm func(ctx context.Context, dir string) (h
 				return nil, err
 			}
 			dir = d
+		} else if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			return nil, fmt.Errorf("%s: %q is a file; conform gives every chapter a fresh, empty realm, so name a directory for the realms' files (%s:DIR)", scheme, dir, scheme)
 		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%s: the realms' directory: %v", scheme, err)
 		}
