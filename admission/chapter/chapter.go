@@ -47,11 +47,10 @@ func Register(cfg Config) {
 		c.RowTimeout = time.Minute
 	}
 	Describe("Realm admission fences", Label(ChapterLabel), func() {
-		exclusionRows(c)
-		processRows(c)
-		orderRows(c)
-		fileRows(c)
-		filesystemRows(c)
-		interopRows(c)
+		register(c)
 	})
 }
+
+// HelperEnv is the environment variable that makes a process that calls
+// ServeHelperIfRequested serve as the chapter's helper.
+const HelperEnv = "CONFORM_ADMISSION_HELPER"

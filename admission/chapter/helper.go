@@ -1,3 +1,5 @@
+//go:build linux
+
 package chapter
 
 import (
@@ -16,10 +18,6 @@ import (
 
 	"github.com/conform-spi/conform/admission"
 )
-
-// HelperEnv is the environment variable that makes a process that calls
-// ServeHelperIfRequested serve as the chapter's helper.
-const HelperEnv = "CONFORM_ADMISSION_HELPER"
 
 // lingerFd is the descriptor a helper started by the chapter may inherit:
 // the read end of a pipe the chapter keeps, handed to a spawned child as its
