@@ -22,8 +22,14 @@ func (f Filesystem) String() string {
 	if f.HostsFences {
 		verdict = "hosts fences"
 	}
+	return f.label() + ", " + verdict
+}
+
+// label names the filesystem with its magic where it has one:
+// "tmpfs (0x1021994)".
+func (f Filesystem) label() string {
 	if f.Magic == 0 {
-		return fmt.Sprintf("%s, %s", f.Name, verdict)
+		return f.Name
 	}
-	return fmt.Sprintf("%s (%#x), %s", f.Name, f.Magic, verdict)
+	return fmt.Sprintf("%s (%#x)", f.Name, f.Magic)
 }

@@ -48,11 +48,7 @@ func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 		} else if code == 0 {
 			code = 1
 		}
-		if fsys.Magic != 0 {
-			fmt.Fprintf(stdout, "%s\t%s\t%s (%#x)\n", dir, verdict, fsys.Name, fsys.Magic)
-		} else {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\n", dir, verdict, fsys.Name)
-		}
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", dir, verdict, fsys.label())
 	}
 	return code
 }

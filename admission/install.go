@@ -46,7 +46,8 @@ func DetectInstall(roots ...string) (Install, error) {
 }
 
 // AcquireGuard takes set EXCLUSIVE for a writer, creating each fence file
-// that does not exist yet. It waits up to bound for holders to let go, then
+// that does not exist yet. A fenced operation that waits takes its fences
+// before any other lock it takes. It waits up to bound for holders to let go, then
 // answers *InProgressError; any other refusal is an *UnavailableError. A set
 // that breaks the order rules is refused before anything is touched. On a
 // refusal nothing is held.
@@ -59,7 +60,9 @@ func (in Install) AcquireGuard(bound time.Duration, set ...Fence) (*Guard, error
 }
 
 // TryAcquireGuard is AcquireGuard that never waits: a held fence answers
-// *InProgressError at once.
+// *InProgressError at once. It is the only form an operation that already
+// holds another lock may use ("An operation that already holds another lock
+// takes its fences only with the form that never waits").
 func (in Install) TryAcquireGuard(set ...Fence) (*Guard, error) {
 	es, err := acquire(in, true, 0, false, set)
 	if err != nil {
@@ -80,7 +83,8 @@ func (in Install) AcquireHold(bound time.Duration, set ...Fence) (*Hold, error) 
 	return &Hold{held: newHeld(es)}, nil
 }
 
-// TryAcquireHold is AcquireHold that never waits.
+// TryAcquireHold is AcquireHold that never waits; like TryAcquireGuard, it
+// is the form for an operation that already holds another lock.
 func (in Install) TryAcquireHold(set ...Fence) (*Hold, error) {
 	es, err := acquire(in, false, 0, false, set)
 	if err != nil {
