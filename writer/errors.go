@@ -1,0 +1,63 @@
+package writer
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrStopped is wrapped by every error a writer answers once the realm
+// stopped: another process took the fence or committed while this one was
+// fenced ("if another process took the fence or committed meanwhile, the
+// realm stops until it is opened again"). Only a new Open goes on.
+var ErrStopped = errors.New("writer: the realm stopped; open it again")
+
+// ErrSelfFenced is wrapped by the error a check or a write answers when the
+// writer has fenced itself: a renew failed, or its self-fence window closed
+// ("it stops every write and dispatch"). Refence, or the next write, makes
+// the fresh acquire that goes on.
+var ErrSelfFenced = errors.New("writer: self-fenced; a fresh acquire must come first")
+
+// ErrRoundRefused is wrapped by a round's commit after one of its checks
+// refused a call ("a call refused there never starts, and the round commits
+// none of its results").
+var ErrRoundRefused = errors.New("writer: a check of this round refused a call; the round commits none of its results")
+
+// ErrClosed is answered by a writer after Close.
+var ErrClosed = errors.New("writer: closed")
+
+// SizeError is the typed size error of a change that cannot be written
+// within the limits, even with its large values in chunks, or that the
+// store refused as Invalid ("fails as a whole with a typed size error:
+// Core never truncates a value and never commits part of a change").
+// Nothing of the change is visible after it.
+type SizeError struct {
+	// Detail says which limit the change breaks.
+	Detail string
+	// Bytes is the size that broke it, Limit the limit (both zero when the
+	// store refused the batch).
+	Bytes, Limit int
+	// Cause is the store's Invalid answer, when the store refused.
+	Cause error
+}
+
+func (e *SizeError) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("writer: size: %s: %v", e.Detail, e.Cause)
+	}
+	return fmt.Sprintf("writer: size: %s (%d bytes, limit %d)", e.Detail, e.Bytes, e.Limit)
+}
+
+func (e *SizeError) Unwrap() error { return e.Cause }
+
+// FormatError is answered when a head the writer reads was not written by
+// a writer, or a chunked value does not match its digest or length.
+type FormatError struct {
+	Detail string
+}
+
+func (e *FormatError) Error() string { return "writer: format: " + e.Detail }
+
+// stopped wraps why the realm stopped.
+func stopped(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrStopped, fmt.Sprintf(format, args...))
+}
