@@ -67,7 +67,7 @@ func takeFence(in Install, f Fence, exclusive bool, deadline time.Time, wait boo
 		}
 		return entry{}, osRefusal(path, "open the directory", err)
 	}
-	defer unix.Close(dfd)
+	defer closeUnlocked(dfd)
 	fs, err := fsOfFd(dfd)
 	if err != nil {
 		return entry{}, unavailable(CauseIO, path, "statfs the directory", err)
@@ -97,7 +97,7 @@ func takeFence(in Install, f Fence, exclusive bool, deadline time.Time, wait boo
 			})
 		}
 		if err != nil {
-			unix.Close(fd)
+			closeUnlocked(fd)
 			return entry{}, err
 		}
 		var cur unix.Stat_t
@@ -149,7 +149,7 @@ func openFence(dfd int, path string, create bool) (int, error) {
 			return -1, openRefusal(dfd, path, err)
 		}
 		if err := settle(dfd, fd, path); err != nil {
-			unix.Close(fd)
+			closeUnlocked(fd)
 			return -1, err
 		}
 		return fd, nil
@@ -252,6 +252,13 @@ func unlockClose(fd int) error {
 		err = cerr
 	}
 	return err
+}
+
+// closeUnlocked closes a read-only descriptor that holds no lock. Its error
+// is dropped on purpose: nothing was written through it and no lock can
+// outlive it, so no caller could act on the error.
+func closeUnlocked(fd int) {
+	_ = unix.Close(fd)
 }
 
 // fileID answers the device and inode of path, not following a link.

@@ -15,7 +15,7 @@ import (
 // The data goes to a new file beside path (close-on-exec, never following a
 // link), is synced, and replaces path by rename, so a reader sees the old
 // file or the new one, whole; the new file has mode perm.
-func WriteFile(g *Guard, path string, data []byte, perm fs.FileMode) error {
+func WriteFile(g *Guard, path string, data []byte, perm fs.FileMode) (err error) {
 	if filepath.Base(path) == FenceFile {
 		return fmt.Errorf("admission: %s is a fence file, not a document", path)
 	}
@@ -30,27 +30,29 @@ func WriteFile(g *Guard, path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("admission: write %s: %w", path, err)
 	}
-	done := false
+	closed := false
 	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
+		if err != nil {
+			// Leave nothing behind: the new file never replaced path.
+			if !closed {
+				err = errors.Join(err, tmp.Close())
+			}
+			err = errors.Join(err, os.Remove(tmp.Name()))
+			err = fmt.Errorf("admission: write %s: %w", path, err)
 		}
 	}()
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("admission: write %s: %w", path, err)
+		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("admission: write %s: %w", path, err)
+		return err
 	}
-	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
-		return fmt.Errorf("admission: write %s: %w", path, err)
+	if err := tmp.Sync(); err != nil {
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("admission: write %s: %w", path, err)
+	closed = true
+	if err := tmp.Close(); err != nil {
+		return err
 	}
-	done = true
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
