@@ -82,7 +82,8 @@ func (s *server) do(args []string) string {
 	if len(args) == 0 {
 		return "error empty command"
 	}
-	s.in.Waiting = func(admission.Fence) { fmt.Fprintln(s.out, "waiting") }
+	// A failed write here fails the command's own answer just after.
+	s.in.Waiting = func(admission.Fence) { _, _ = fmt.Fprintln(s.out, "waiting") }
 	switch cmd, n := args[0], len(args); {
 	case cmd == "install" && n == 2:
 		s.in.Composed = args[1] == "composed"

@@ -99,14 +99,18 @@ func startFlock(ctx context.Context, mode, file string) *flockHolder {
 			_ = cmd.Wait()
 		}
 	})
-	lines := make(chan string, 1)
+	type read struct {
+		line string
+		err  error
+	}
+	lines := make(chan read, 1)
 	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		lines <- line
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		lines <- read{line, err}
 	}()
 	select {
-	case line := <-lines:
-		Expect(line).To(Equal("held\n"), "flock %s %s", mode, file)
+	case r := <-lines:
+		Expect(r.line).To(Equal("held\n"), "flock %s %s (read: %v)", mode, file, r.err)
 	case <-ctx.Done():
 		Fail("flock " + mode + " did not take " + file + " before the row ended")
 	}
