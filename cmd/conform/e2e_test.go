@@ -181,3 +181,22 @@ func TestRowsFlagRunsOnlyThoseRows(t *testing.T) {
 		}
 	}
 }
+
+func TestHostsFences(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := conform(t, "hosts-fences", "/dev/shm", wd)
+	if r.code != 0 || !strings.Contains(r.stdout, "/dev/shm\thosts fences\ttmpfs") {
+		t.Errorf("tmpfs and the work tree: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = conform(t, "hosts-fences", "/dev/shm", "/proc")
+	if r.code != 1 || !strings.Contains(r.stdout, "/proc\thosts no fence\tproc") {
+		t.Errorf("/proc: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = conform(t, "hosts-fences", "/no/such/dir")
+	if r.code != 2 {
+		t.Errorf("a missing directory: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
