@@ -29,7 +29,11 @@ const sqlLockScopes = `SELECT s.kind, s.name, s.version, s.deleted, s.row_start,
 	ORDER BY s.kind, s.name
 	FOR UPDATE OF s`
 
-const sqlCommitLanded = `SELECT token FROM conform_commits WHERE realm = $1 AND commit_id = $2`
+// sqlCommitReads reads the realm's highest token and whether the commit id
+// landed.
+const sqlCommitReads = `SELECT f.token,
+		EXISTS (SELECT 1 FROM conform_commits c WHERE c.realm = $1 AND c.commit_id = $2)
+	FROM conform_fences f WHERE f.realm = $1`
 
 const sqlScopeInsert = `INSERT INTO conform_scopes
 	(realm, kind, name, version, commit_id, head, deleted, row_start, row_end)
@@ -208,8 +212,7 @@ func (t *txn) lock(ctx context.Context, c *conn) (cur []scopeRow, landed bool, h
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(sqlLockScopes, realm, t.kinds, t.names)
-	b.Queue(sqlCommitLanded, realm, string(t.id))
-	b.Queue(sqlFenceToken, realm)
+	b.Queue(sqlCommitReads, realm, string(t.id))
 	cur = make([]scopeRow, len(t.ups))
 	err = runBatch(ctx, c, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
@@ -237,14 +240,7 @@ func (t *txn) lock(ctx context.Context, c *conn) (cur []scopeRow, landed bool, h
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		var tok int64
-		switch err := br.QueryRow().Scan(&tok); {
-		case err == nil:
-			landed = true
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		if err := br.QueryRow().Scan(&highest); err != nil {
+		if err := br.QueryRow().Scan(&highest, &landed); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("realm %q has no fence row (dropped?)", realm)
 			}
