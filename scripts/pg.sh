@@ -12,9 +12,11 @@
 #
 # Sourced without a command it starts. Everything but the export line goes to
 # stderr. The cluster lives in a fresh temp dir, listens on 127.0.0.1 only, on
-# a free port, with trust auth, and has a database named `conform`. PostgreSQL
-# is installed with apt-get when no initdb/pg_ctl is found on PATH or under
-# /usr/lib/postgresql/*/bin. As root, the server runs as the `postgres` system
+# a free port, with trust auth, and has a database named `conform`. It runs
+# with fsync=off (a throwaway server is never crash-tested; the stores'
+# durability is the server's default settings' business) and room for 300
+# connections. PostgreSQL is installed with apt-get when no initdb/pg_ctl is
+# found on PATH or under /usr/lib/postgresql/*/bin. As root, the server runs as the `postgres` system
 # user (created when missing), since initdb refuses root.
 #
 # State (the cluster's dir and port) is kept in $CONFORM_PG_STATE, by default

@@ -107,6 +107,12 @@
 // *IndeterminateError: the batch may have landed. Core settles it by
 // loading the head or retrying the batch.
 //
+// Durability ("Ok means durable") is the server's: a commit answers Ok once
+// the server acknowledged its COMMIT, which with PostgreSQL's defaults
+// (synchronous_commit = on, fsync = on) means flushed to disk. The
+// throwaway test server of scripts/pg.sh turns fsync off for speed; that
+// changes nothing the tests can observe, since they never crash the server.
+//
 // # Handles and kills
 //
 // Every Factory.Open is a new handle with a connection pool of its own. Kill

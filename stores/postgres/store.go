@@ -39,9 +39,10 @@ func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.timing }
 // with *hoststore.IndeterminateError.
 func (s *Store) Kill() { s.pool.kill() }
 
-// Close closes the handle gracefully: idle connections are closed now,
-// busy ones when their call ends. Later calls answer
-// *hoststore.UnavailableError. Close after Kill does nothing.
+// Close closes the handle: idle connections are closed now, gracefully;
+// a busy one is closed when its call ends (its transaction is over by
+// then). Later calls answer *hoststore.UnavailableError. Close after Kill
+// does nothing.
 func (s *Store) Close() error { return s.pool.close() }
 
 // get takes a connection, mapping pool errors to the contract's.
