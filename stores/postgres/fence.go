@@ -133,7 +133,10 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	if err := c.QueryRow(ctx, sqlFenceToken, s.f.realm).Scan(&cur); err != nil {
 		return mapErr(ctx, "renew_fence", err)
 	}
-	return tokenErr("renew_fence", token, cur)
+	if err := tokenErr("renew_fence", token, cur); err != nil {
+		return err
+	}
+	return &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres renew_fence: realm %q recorded no lease (dropped?)", s.f.realm)}
 }
 
 // tokenErr answers what a token that is not the highest one meets: a
