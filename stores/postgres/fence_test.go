@@ -8,6 +8,7 @@ import (
 
 	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/postgres"
 )
 
 // hangGuard bounds a call that must not wait for a held commit: with a
@@ -200,3 +201,36 @@ func TestLeases(t *testing.T) {
 }
 
 func asHeld(err error, dst **hoststore.HeldError) bool { return errors.As(err, dst) }
+
+// TestFenceTimingOption: a configured timing is declared and recorded.
+func TestFenceTimingOption(t *testing.T) {
+	timing, err := hoststore.NewFenceTiming(time.Second, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := postgres.ParseURL(serverURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Realm, cfg.Timing = postgres.RandomRealm(), timing
+	f, err := postgres.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Drop(context.Background()); err != nil {
+			t.Errorf("Drop: %v", err)
+		}
+	})
+	s := open(t, f)
+	if s.FenceTiming() != timing {
+		t.Errorf("FenceTiming() = %s, want %s", s.FenceTiming(), timing)
+	}
+	if _, err := s.AcquireFence(t.Context(), hoststore.Exclusive); err != nil {
+		t.Fatal(err)
+	}
+	var held *hoststore.HeldError
+	if _, err := open(t, f).AcquireFence(t.Context(), hoststore.Exclusive); !asHeld(err, &held) || held.Remaining > 3*time.Second {
+		t.Errorf("AcquireFence over a 3 s lease = %v, want Held for at most 3 s", err)
+	}
+}
