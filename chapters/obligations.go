@@ -16,6 +16,11 @@ const (
 	ObFenceLease   = "ob:fence"
 	ObErrors       = "ob:errors"
 	ObOperations   = "ob:ops"
+	// ObWriter is Core's writer rules, which the long-run and
+	// durable-worker chapters check a writer keeps over the store.
+	ObWriter = "ob:writer"
+	// ObRun is what a scripted run over the store shows after restarts.
+	ObRun = "ob:run"
 )
 
 // Obligations is the catalogue the chapter checks: the nine obligations of
@@ -33,6 +38,8 @@ var Obligations = []reports.Obligation{
 	{ID: ObListing, Title: "Listing", Quote: "A scope is listed once its creating batch is visible, and not after its deletion."},
 	{ID: ObFenceLease, Title: "Fence leases", Quote: "acquire_fence answers a token higher than any acquired before in the realm, durably, and records the new holder's lease. With Exclusive, a live holder makes it answer Held. With Takeover, it supersedes any holder and reports what remained of that holder's lease (zero when no holder was live). renew_fence confirms that no token higher than token exists, and records a new lease for its holder from now, also when that holder's last lease has lapsed. Answers FencedOut when a higher token exists."},
 	{ID: ObOperations, Title: "Operations", Quote: "load_head: the scope's visible head, or None when the scope was never created or was deleted. list_heads: visible scopes of kind whose names sort after after, in name order by the bytes of their names, at most limit; next is None when the listing has ended. read_rows: the scope's visible rows from index from, in index order, at most limit, ending early at the scope's end. A from below the first visible row is Invalid. A scope that does not exist has no rows. commit: applies one batch atomically. Ok means durable."},
+	{ID: ObWriter, Title: "Core's writer rules", Quote: "The holder fences itself on its own clock: it makes no model call, dispatches nothing and commits nothing unless its last successful acquire or renew started less than the self-fence window ago. [...] After an acquire that supersedes a live holder, the new holder waits out FenceGrant::superseded_lease before it makes a model call or dispatches anything. [...] Core never reuses a commit id for different content, and never commits a scope's next version while an earlier commit touching that scope has an unknown outcome."},
+	{ID: ObRun, Title: "Scripted runs", Quote: "The crate's long-run and durable-worker chapters run scripted runs over a store, kill them at chosen points of a round, and check that each restart continues from the last commit under the same run id, or, when nothing was committed yet, runs the input again as a new run."},
 	{ID: ObErrors, Title: "Error contract", Quote: "Answer Unavailable only when nothing was applied. When you cannot tell whether a commit landed, answer Indeterminate. (Go shape: a store answers one of the six error types, or ctx.Err() when the context ended.)"},
 }
 

@@ -144,6 +144,9 @@ func (w *Writer) nextIDLocked() hoststore.CommitID {
 func (w *Writer) sendBatch(ctx context.Context, b *hoststore.CommitBatch, wasUnknown bool) (bool, error) {
 	var last error
 	for try := 0; try < w.opts.SettleTries; try++ {
+		if try > 0 && !w.mayResend() {
+			break
+		}
 		err := w.st.Commit(ctx, b)
 		switch hoststore.KindOf(err) {
 		case hoststore.ErrKindNone:
@@ -181,6 +184,17 @@ func (w *Writer) sendBatch(ctx context.Context, b *hoststore.CommitBatch, wasUnk
 	}
 	w.mu.Unlock()
 	return false, fmt.Errorf("writer: the outcome of commit %q is unknown: %w", b.CommitID(), last)
+}
+
+// mayResend is the self-fence check before a batch is sent again (no
+// fresh acquire: a batch with an older token is settled by loading).
+func (w *Writer) mayResend() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opts.Unsafe.SkipSelfFence {
+		return !w.closed && w.stopErr == nil
+	}
+	return w.selfFenceLocked() == nil
 }
 
 func (w *Writer) landed(b *hoststore.CommitBatch) {
