@@ -164,10 +164,10 @@ func (b Bugs) String() string {
 	return strings.Join(names, "+")
 }
 
-// ParseBugs reads what String writes: "correct" (or "") is no bug,
+// Parse reads what String writes: "correct" (or "") is no bug,
 // otherwise bug names joined by "+". It refuses an unknown name, listing
 // the known ones.
-func ParseBugs(s string) (Bugs, error) {
+func Parse(s string) (Bugs, error) {
 	if s == "" || s == "correct" {
 		return 0, nil
 	}

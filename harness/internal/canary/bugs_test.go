@@ -21,22 +21,22 @@ func TestBugsNamesRoundTrip(t *testing.T) {
 			t.Errorf("bug %#x has a bad or duplicate name %q", uint32(b), name)
 		}
 		seen[name] = true
-		got, err := ParseBugs(name)
+		got, err := Parse(name)
 		if err != nil || got != b {
-			t.Errorf("ParseBugs(%q) = %v, %v; want %v", name, got, err, b)
+			t.Errorf("Parse(%q) = %v, %v; want %v", name, got, err, b)
 		}
 	}
 	both := TornBatch | Hangs
-	if got, err := ParseBugs(both.String()); err != nil || got != both {
-		t.Errorf("ParseBugs(%q) = %v, %v; want %v", both.String(), got, err, both)
+	if got, err := Parse(both.String()); err != nil || got != both {
+		t.Errorf("Parse(%q) = %v, %v; want %v", both.String(), got, err, both)
 	}
 	for _, s := range []string{"", "correct"} {
-		if got, err := ParseBugs(s); err != nil || got != 0 {
-			t.Errorf("ParseBugs(%q) = %v, %v; want no bug", s, got, err)
+		if got, err := Parse(s); err != nil || got != 0 {
+			t.Errorf("Parse(%q) = %v, %v; want no bug", s, got, err)
 		}
 	}
-	if _, err := ParseBugs("torn-batch+nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
-		t.Errorf("ParseBugs of an unknown name: err = %v, want one naming it", err)
+	if _, err := Parse("torn-batch+nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("Parse of an unknown name: err = %v, want one naming it", err)
 	}
 	if !both.Has(Hangs) || both.Has(Panics) || both.Has(0) {
 		t.Errorf("Has is wrong for %v", both)
