@@ -23,6 +23,8 @@ func main() {
 		"reference":         openReference,
 		"sqlite":            openSQLite(),
 		"appendonly+sqlite": openAppendOnly(),
+		"postgres":          openPostgres,
+		"postgresql":        openPostgres,
 	}
 	for k, v := range extraOpeners {
 		openers[k] = v

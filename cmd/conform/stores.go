@@ -9,6 +9,7 @@ import (
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/stores/appendonly"
+	"github.com/conform-spi/conform/stores/postgres"
 	"github.com/conform-spi/conform/stores/sqlite"
 )
 
@@ -45,4 +46,14 @@ func openAppendOnly() harness.Opener {
 	return fileRealms("appendonly+sqlite", func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error) {
 		return appendonly.NewRealm(ctx, dir)
 	})
+}
+
+// openPostgres opens postgres://USER@HOST:PORT/DB?sslmode=disable (the
+// libpq URL form): every realm the run asks for is a fresh one with a
+// random id, side by side with any others in that database.
+func openPostgres(_ context.Context, url string) (harness.NewRealm, error) {
+	if _, err := postgres.ParseURL(url); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (hoststore.HostStoreFactory, error) { return postgres.NewRealm(ctx, url) }, nil
 }
