@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/conform-spi/conform/chapters"
@@ -323,16 +324,22 @@ func (c Command) cmdReproduce(args []string, stdout, stderr io.Writer) int {
 }
 
 func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "conform list: takes no arguments, got %q\n", args[0])
+	verbose := len(args) == 1 && (args[0] == "-v" || args[0] == "--verbose")
+	if len(args) > 0 && !verbose {
+		fmt.Fprintf(stderr, "conform list: takes no arguments but -v, got %q\n", args[0])
 		return ExitUsage
 	}
 	for _, ch := range chapters.Chapters() {
 		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		for _, r := range ch.Rows() {
-			fmt.Fprintf(stdout, "  %-16s %-34s labels row:%s %s\n", r.ID, r.Name, r.ID, strings.Join(r.Obligations, " "))
-			fmt.Fprintf(stdout, "  %-16s depends on: %s\n", "", r.DependsOn)
+			if verbose {
+				fmt.Fprintf(stdout, "  row:%s  %s  [%s]\n      depends on: %s\n", r.ID, r.Name, strings.Join(r.Obligations, " "), r.DependsOn)
+				continue
+			}
+			fmt.Fprintf(tw, "  row:%s\t%s\t%s\n", r.ID, r.Name, strings.Join(r.Obligations, " "))
 		}
+		tw.Flush()
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "obligations:")
