@@ -90,7 +90,11 @@ func longRunRows(unsafe writer.Unsafe) []*Row {
 		r := &Row{ID: "long-run-" + f.id, Name: "Long run: " + f.name, Obligations: f.obs, DependsOn: "nothing: every spec runs over scopes of its own"}
 		r.register = func(re *rowEnv) {
 			for _, k := range []int{1, lrLaterRound} {
-				text := fmt.Sprintf("%s in round %d: each restart continues the run or runs the input again as a new run, and the transcript equals the reference's", f.what, k)
+				when := fmt.Sprintf("in round %d", k)
+				if k == 1 {
+					when += " (nothing committed before it)"
+				}
+				text := when + ": each restart continues the run under its run id, or runs the input again as a new run when nothing was committed, and the transcript equals the reference's"
 				re.It(text, f.obs, func(ctx context.Context, e *Env) { e.longRun(ctx, f, k, unsafe) })
 			}
 		}

@@ -75,10 +75,14 @@ func workerRows(unsafe writer.Unsafe) []*Row {
 	for _, f := range wkFaults() {
 		r := &Row{ID: "worker-" + f.id, Name: "Durable worker: " + f.name, Obligations: f.obs, DependsOn: "nothing: every spec runs over scopes of its own"}
 		r.register = func(re *rowEnv) {
-			re.It(f.what+" at the first step of the first job: every job finishes exactly once in the committed state", f.obs, func(ctx context.Context, e *Env) {
+			first, later := "at the first step of the first job (nothing committed before it)", "at the last step of job 2"
+			if f.id == "between-jobs" {
+				first, later = "after the first job finished", "after job 2 finished"
+			}
+			re.It(first+": every job finishes exactly once in the committed state", f.obs, func(ctx context.Context, e *Env) {
 				e.durableWorker(ctx, f, 1, 1, unsafe)
 			})
-			re.It(f.what+" at the last step of a later job: every job finishes exactly once in the committed state", f.obs, func(ctx context.Context, e *Env) {
+			re.It(later+": every job finishes exactly once in the committed state", f.obs, func(ctx context.Context, e *Env) {
 				e.durableWorker(ctx, f, 2, -1, unsafe)
 			})
 		}
