@@ -245,10 +245,14 @@ const sweepBatch = 256
 // Sweep deletes every chunk scope that no head refers to and no change in
 // progress is writing ("Core deletes such chunks when it opens the realm
 // and in a background sweep"), in batches, each after the self-fence
-// check. Open runs it; Options.SweepEvery runs it in the background.
+// check, once every batch whose outcome is unknown is settled. Open runs
+// it; Options.SweepEvery runs it in the background.
 func (w *Writer) Sweep(ctx context.Context) error {
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
+	if err := w.settleUnknown(ctx); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	var garbage []hoststore.ScopeRef
 	for s := range w.heads {

@@ -138,3 +138,30 @@ func TestOptionsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepSettlesUnknownChunkBatchesFirst(t *testing.T) {
+	r := newRealm(t)
+	r.opts = smallLimits(r)
+	r.opts.SettleTries = 1
+	w, h := r.open(r.opts)
+	// The second chunk batch's answer is lost: the chunk scope exists, and
+	// a batch appending to it has an unknown outcome.
+	n := 0
+	h.Inject(faults.Rule{Op: faults.OpCommit, Phase: faults.AfterAnswer, Effect: faults.EffectIndeterminate,
+		Match: func(*hoststore.CommitBatch) bool { n++; return n == 2 }})
+	if err := w.Commit(ctx, Update{Scope: session("s"), Head: bigValue(6<<10, 1)}); err == nil {
+		t.Fatal("want the change to fail with an unknown chunk batch")
+	}
+	unknown := h.sent()[len(h.sent())-1]
+	m := len(h.sent())
+	if err := w.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ids := h.sent()[m:]
+	if len(ids) < 2 || ids[0] != unknown {
+		t.Fatalf("the sweep sent %v; want the unknown batch %q settled first", ids, unknown)
+	}
+	if c := r.chunkScopes(); len(c) != 0 {
+		t.Fatalf("the sweep left %v", c)
+	}
+}
