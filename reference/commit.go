@@ -12,7 +12,9 @@ import (
 // commit. In order, under the locks of the batch's scopes:
 //   - a commit id that already landed answers nil and acts never, from any
 //     handle, also for a retry racing the first send (it waits for the
-//     first's scope locks);
+//     first's scope locks). Each scope keeps the ids of the batches that
+//     landed in it, under its own lock, so the check shares nothing
+//     realm-wide;
 //   - a token below the highest issued answers *hoststore.FencedOutError;
 //     a token never issued (0 or above the highest) *hoststore.InvalidError;
 //   - an update whose Previous is not its scope's current version answers
@@ -132,7 +134,7 @@ func (t *txn) run(ctx context.Context) error {
 	if t.s.killed.Load() {
 		return errKilled()
 	}
-	if _, ok := t.r.landed.load(t.id); ok {
+	if t.landed() {
 		return nil
 	}
 	if err := t.r.fence.check("commit", t.token); err != nil {
@@ -202,8 +204,25 @@ func (t *txn) point() error {
 	} else {
 		t.slots[0].cur.Store(t.next[0])
 	}
-	t.r.landed.store(t.id, struct{}{})
+	for _, sl := range t.slots {
+		if sl.landed == nil {
+			sl.landed = map[hoststore.CommitID]struct{}{}
+		}
+		sl.landed[t.id] = struct{}{}
+	}
 	return nil
+}
+
+// landed reports whether the batch already landed: its commit id is in the
+// landed set of one of its scopes (all of them, when Core sends a batch
+// again unchanged, as it does).
+func (t *txn) landed() bool {
+	for _, sl := range t.slots {
+		if _, ok := sl.landed[t.id]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // abort undoes stage before the point; no reader ever saw the new states.

@@ -61,11 +61,3 @@ func (m *shardedMap[K, V]) loadOrStore(k K, make func() V) V {
 	s.m[k] = v
 	return v
 }
-
-// store stores v under k.
-func (m *shardedMap[K, V]) store(k K, v V) {
-	s := m.shardOf(k)
-	s.mu.Lock()
-	s.m[k] = v
-	s.mu.Unlock()
-}

@@ -53,7 +53,6 @@ func NewFactory(opts ...Option) *Factory {
 		timing: cfg.timing,
 		clock:  cfg.clock,
 		slots:  newShardedMap[hoststore.ScopeRef, *slot](hashRef),
-		landed: newShardedMap[hoststore.CommitID, struct{}](hashID),
 	}}
 }
 
@@ -88,8 +87,7 @@ type realm struct {
 	timing hoststore.FenceTiming
 	clock  *Clock
 	fence  fence
-	slots  *shardedMap[hoststore.ScopeRef, *slot]    // never removed
-	landed *shardedMap[hoststore.CommitID, struct{}] // every batch past its commit point
+	slots  *shardedMap[hoststore.ScopeRef, *slot] // never removed
 	// names holds, per kind, a persistent tree of names that is a superset
 	// of the visible ones: a create enters its name before its commit point
 	// (and leaves it again if it aborts), a delete removes it after. Writers
@@ -109,9 +107,10 @@ type realm struct {
 // it in every later load of another. After the point the writer publishes
 // clean states again.
 type slot struct {
-	lock  chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
-	cur   atomic.Pointer[scopeState]
-	shard uint8 // the fence point lock its commits take
+	lock   chan struct{} // a one-token mutex that a waiter can leave on ctx or kill
+	cur    atomic.Pointer[scopeState]
+	shard  uint8                           // the fence point lock its commits take
+	landed map[hoststore.CommitID]struct{} // ids of the batches past their commit point here; under lock
 }
 
 // commitRecord is the commit point of a batch over several scopes.
@@ -150,10 +149,6 @@ func (r *realm) slotFor(s hoststore.ScopeRef) *slot {
 
 func hashRef(seed maphash.Seed, s hoststore.ScopeRef) uint64 {
 	return maphash.String(seed, string(s.Name)) ^ uint64(s.Kind)
-}
-
-func hashID(seed maphash.Seed, id hoststore.CommitID) uint64 {
-	return maphash.String(seed, string(id))
 }
 
 // visible answers the state a reader of s sees now.
