@@ -211,26 +211,30 @@ func armHeld(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 
 func armAnswerLost(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 	fired := false
-	lp.st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
-		if fired || err != nil || !s.l.isRoundBatch(b) || d.cur != k {
-			return err
+	lp.st.setHooks(func(st *obsStore) {
+		st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
+			if fired || err != nil || !s.l.isRoundBatch(b) || d.cur != k {
+				return err
+			}
+			fired = true
+			s.noteLanded(d.runID, k)
+			lp.kill()
+			return faults.ErrKilled
 		}
-		fired = true
-		s.noteLanded(d.runID, k)
-		lp.kill()
-		return faults.ErrKilled
-	}
+	})
 }
 
 func armIndeterminate(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 	fired := false
-	lp.st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
-		if fired || err != nil || !s.l.isRoundBatch(b) || d.cur != k {
-			return err
+	lp.st.setHooks(func(st *obsStore) {
+		st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
+			if fired || err != nil || !s.l.isRoundBatch(b) || d.cur != k {
+				return err
+			}
+			fired = true
+			return &hoststore.IndeterminateError{Detail: "the store's answer was lost (injected by the chapter)"}
 		}
-		fired = true
-		return &hoststore.IndeterminateError{Detail: "the store's answer was lost (injected by the chapter)"}
-	}
+	})
 }
 
 func armRenewFails(s *lrSpec, lp *labProc, d *lrDriver, k int) {
@@ -241,15 +245,15 @@ func armRenewFails(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 		}
 		fired = true
 		failed := false
-		lp.st.mu.Lock()
-		lp.st.beforeRenew = func() error {
-			if failed {
-				return nil
+		lp.st.setHooks(func(st *obsStore) {
+			st.beforeRenew = func() error {
+				if failed {
+					return nil
+				}
+				failed = true
+				return &hoststore.UnavailableError{Detail: "the store cannot be reached (injected by the chapter)"}
 			}
-			failed = true
-			return &hoststore.UnavailableError{Detail: "the store cannot be reached (injected by the chapter)"}
-		}
-		lp.st.mu.Unlock()
+		})
 		s.l.e.Note("the next renew of p%d fails; one renew interval passes", lp.pid)
 		s.l.clock.Advance(s.l.timing.RenewInterval())
 		return nil

@@ -61,6 +61,13 @@ type obsStore struct {
 	beforeRenew func() error
 }
 
+// setHooks sets the store's hooks under its lock.
+func (s *obsStore) setHooks(f func(s *obsStore)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
 func (s *obsStore) hooks() (func(*hoststore.CommitBatch) error, func(*hoststore.CommitBatch, error) error, func() error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,8 +329,9 @@ func (l *lab) checkGarbage(p *Proc) {
 // holdRound arms a hold at site for the first batch match accepts, and a
 // helper that kills lp once that batch is held inside the store, then lets
 // it go on: the process dies with its commit in flight. wait answers
-// whether a batch was held (false: none reached the site); it must be
-// called once the process's work has ended.
+// whether a batch was held (false: none reached the site); call it once
+// the process's work has ended. It is also called at the spec's end, so a
+// failed spec leaves nothing armed.
 func (lp *labProc) holdRound(site faults.Site, match func(*hoststore.CommitBatch) bool) (wait func() bool) {
 	var (
 		mu   sync.Mutex
@@ -332,17 +340,17 @@ func (lp *labProc) holdRound(site faults.Site, match func(*hoststore.CommitBatch
 	armed := make(chan *faults.Hold, 1)
 	stop := make(chan struct{})
 	held := make(chan bool, 1)
-	lp.st.mu.Lock()
-	lp.st.beforeCommit = func(b *hoststore.CommitBatch) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if hold == nil && match(b) {
-			hold = faults.HoldAt(site, matchID(b.CommitID()))
-			armed <- hold
+	lp.st.setHooks(func(s *obsStore) {
+		s.beforeCommit = func(b *hoststore.CommitBatch) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if hold == nil && match(b) {
+				hold = faults.HoldAt(site, matchID(b.CommitID()))
+				armed <- hold
+			}
+			return nil
 		}
-		return nil
-	}
-	lp.st.mu.Unlock()
+	})
 	go func() {
 		var h *faults.Hold
 		select {
@@ -360,14 +368,22 @@ func (lp *labProc) holdRound(site faults.Site, match func(*hoststore.CommitBatch
 			held <- false
 		}
 	}()
-	return func() bool {
-		close(stop)
-		ok := <-held
-		mu.Lock()
-		if hold != nil {
-			hold.Disarm()
-		}
-		mu.Unlock()
+	var (
+		once sync.Once
+		ok   bool
+	)
+	wait = func() bool {
+		once.Do(func() {
+			close(stop)
+			ok = <-held
+			mu.Lock()
+			if hold != nil {
+				hold.Disarm()
+			}
+			mu.Unlock()
+		})
 		return ok
 	}
+	DeferCleanup(func() { wait() })
+	return wait
 }

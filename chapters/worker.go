@@ -269,15 +269,17 @@ func wkArmHeld(s *wkSpec, lp *labProc, d *wkDriver, j, n int) {
 
 func wkArmAnswerLost(s *wkSpec, lp *labProc, d *wkDriver, j, n int) {
 	fired := false
-	lp.st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
-		if fired || err != nil || !s.l.isJobBatch(b) || d.cur != [2]int{j, n} {
-			return err
+	lp.st.setHooks(func(st *obsStore) {
+		st.afterCommit = func(b *hoststore.CommitBatch, err error) error {
+			if fired || err != nil || !s.l.isJobBatch(b) || d.cur != [2]int{j, n} {
+				return err
+			}
+			fired = true
+			s.noteLanded(j, n)
+			lp.kill()
+			return faults.ErrKilled
 		}
-		fired = true
-		s.noteLanded(j, n)
-		lp.kill()
-		return faults.ErrKilled
-	}
+	})
 }
 
 func wkArmPause(s *wkSpec, lp *labProc, d *wkDriver, j, n int) {

@@ -40,6 +40,7 @@ type SizeError struct {
 	Cause error
 }
 
+// Error says which limit the change breaks.
 func (e *SizeError) Error() string {
 	if e.Cause != nil {
 		return fmt.Sprintf("writer: size: %s: %v", e.Detail, e.Cause)
@@ -47,6 +48,7 @@ func (e *SizeError) Error() string {
 	return fmt.Sprintf("writer: size: %s (%d bytes, limit %d)", e.Detail, e.Bytes, e.Limit)
 }
 
+// Unwrap answers the store's Invalid answer, if the store refused.
 func (e *SizeError) Unwrap() error { return e.Cause }
 
 // FormatError is answered when a head the writer reads was not written by
@@ -55,6 +57,7 @@ type FormatError struct {
 	Detail string
 }
 
+// Error says what does not match.
 func (e *FormatError) Error() string { return "writer: format: " + e.Detail }
 
 // stopped wraps why the realm stopped.
