@@ -85,7 +85,9 @@ func (o Options) resolve() (Options, error) {
 	if o.ChunkPrefix == "" {
 		o.ChunkPrefix = DefaultChunkPrefix
 	}
-	if err := hoststore.ScopeName(o.ChunkPrefix + strings.Repeat("0", 32) + "/t0-0-0").Validate(); err != nil {
+	// The longest chunk name: the prefix, 32 hex digits, "/" and the
+	// longest id ("t" and "-" around two 20-digit numbers).
+	if err := hoststore.ScopeName(o.ChunkPrefix + strings.Repeat("0", 32) + "/t" + strings.Repeat("9", 41)).Validate(); err != nil {
 		return o, fmt.Errorf("writer: chunk prefix %q: %w", o.ChunkPrefix, err)
 	}
 	if o.ChunkThreshold <= 0 {

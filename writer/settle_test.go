@@ -2,6 +2,7 @@ package writer
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,7 @@ func TestOptionsAreChecked(t *testing.T) {
 		"row over the spec":   {Limits: Limits{RowBytes: hoststore.MaxRowBytes + 1}},
 		"tiny batch":          {Limits: Limits{BatchBytes: 10}},
 		"bad prefix":          {ChunkPrefix: "a\x00"},
+		"long prefix":         {ChunkPrefix: strings.Repeat("p", 450)},
 		"negative sweep":      {SweepEvery: -time.Second},
 	} {
 		if _, err := Open(ctx, r.handle(), o); err == nil {
