@@ -107,6 +107,13 @@ func (e *Env) Commit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, ob 
 		if err == nil {
 			break
 		}
+		if k == hoststore.ErrKindUnavailable && !p.Dead() {
+			e.Note("Unavailable says nothing was applied: the batch must not show")
+			if shows, _ := e.Shows(ctx, p, b); len(shows) > 0 {
+				e.Fail(ObErrors, fmt.Sprintf("commit of %q answered Unavailable, yet the batch was applied", b.CommitID()),
+					"nothing applied (Unavailable), or Indeterminate when the outcome is unknown", fmt.Sprintf("the batch shows in %v", shows))
+			}
+		}
 		if k != hoststore.ErrKindIndeterminate && k != hoststore.ErrKindUnavailable {
 			break
 		}

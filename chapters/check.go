@@ -42,6 +42,9 @@ func (e *Env) CheckScope(ctx context.Context, p *Proc, s hoststore.ScopeRef, ob 
 	wantRows, _ := e.Model.ReadRows(s, start, int(end-start)+1)
 	gotRows := e.readAll(ctx, p, s, start, end, ob)
 	if d := diffRows(wantRows, gotRows); d != "" {
+		if sameRowsOtherOrder(wantRows, gotRows) {
+			e.FailDiff(ObOrder, fmt.Sprintf("%s loads the right rows out of commit order", s), rowsText(wantRows), rowsText(gotRows), d)
+		}
 		e.FailDiff(ob, fmt.Sprintf("%s loads rows the reference does not have", s), rowsText(wantRows), rowsText(gotRows), d)
 	}
 	if start > 0 && start < end {
@@ -81,6 +84,28 @@ func (e *Env) readAll(ctx context.Context, p *Proc, s hoststore.ScopeRef, start,
 			return out
 		}
 	}
+}
+
+// sameRowsOtherOrder tells whether got holds exactly want's indices and
+// want's payloads, but pairs them in another order.
+func sameRowsOtherOrder(want, got []hoststore.Row) bool {
+	if len(want) != len(got) || len(want) < 2 {
+		return false
+	}
+	payloads := map[string]int{}
+	for i := range want {
+		if want[i].Index != got[i].Index {
+			return false
+		}
+		payloads[string(want[i].Data)]++
+		payloads[string(got[i].Data)]--
+	}
+	for _, n := range payloads {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func sameHead(a, b *hoststore.VersionedHead) bool {
@@ -282,6 +307,26 @@ func (e *Env) Shows(ctx context.Context, p *Proc, b *hoststore.CommitBatch) (sho
 	return shows, hides
 }
 
+// CheckBefore checks, scope by scope, that p shows either the version the
+// model holds (what the batches before b left, all acknowledged) or b
+// itself: anything else means an acknowledged batch was lost, or something
+// nobody committed shows.
+func (e *Env) CheckBefore(ctx context.Context, p *Proc, b *hoststore.CommitBatch) {
+	GinkgoHelper()
+	for _, u := range b.Updates() {
+		got, err := p.Load(ctx, u.Scope)
+		if err != nil {
+			e.Fail(ObOperations, fmt.Sprintf("LoadHead(%s) failed", u.Scope), "a head or none", errText(err))
+		}
+		want := e.Model.Head(u.Scope)
+		if sameHead(want, got) || (got != nil && got.CommitID == b.CommitID()) || (u.Delete && got == nil) {
+			continue
+		}
+		e.Fail(ObDurable, fmt.Sprintf("%s shows neither the version its acknowledged batches left nor batch %q", u.Scope, b.CommitID()),
+			headText(want)+fmt.Sprintf(", or batch %q", b.CommitID()), headText(got))
+	}
+}
+
 // Settle tells whether batch b, whose outcome is unknown, landed, the way
 // Core does it after a kill: the next process loads the heads of the
 // batch's scopes and compares commit ids. A batch that shows in some of its
@@ -289,6 +334,7 @@ func (e *Env) Shows(ctx context.Context, p *Proc, b *hoststore.CommitBatch) (sho
 // batch that landed is applied to the model.
 func (e *Env) Settle(ctx context.Context, p *Proc, b *hoststore.CommitBatch) bool {
 	GinkgoHelper()
+	e.CheckBefore(ctx, p, b)
 	shows, hides := e.Shows(ctx, p, b)
 	if len(shows) > 0 && len(hides) > 0 {
 		e.Fail(ObAllOrNothing, fmt.Sprintf("batch %q shows in some of its scopes and not in others", b.CommitID()),

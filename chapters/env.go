@@ -206,15 +206,21 @@ func (e *Env) Lapse(ctx context.Context) {
 }
 
 // Writer answers the realm's current writer: the last process that acquired
-// the fence and still lives, or a new process that acquires it the way Core
-// does (exclusive; after Held, the leases are lapsed and it acquires again).
+// the fence, still lives and still renews (a row before may have been
+// superseded, or its lease lapsed and the store refused the renew), or a
+// new process that acquires it the way Core does (exclusive; after Held,
+// the leases are lapsed and it acquires again). So one row's breach does
+// not leave the next rows with a writer that cannot commit.
 func (e *Env) Writer(ctx context.Context) *Proc {
 	GinkgoHelper()
 	e.mu.Lock()
 	w := e.writer
 	e.mu.Unlock()
-	if w != nil && !w.Dead() {
-		return w
+	if w != nil && !w.Dead() && w.Token != 0 {
+		if err := w.Renew(ctx, w.Token); err == nil {
+			return w
+		}
+		e.Note("%s no longer renews: a new writer takes the fence", w.Name())
 	}
 	return e.NewWriter(ctx)
 }

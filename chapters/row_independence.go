@@ -65,7 +65,9 @@ func rowIndependence() *Row {
 // before the row calls it a stall. A store that commits independently
 // finishes in a fraction of it; only the verdict of a store that queues
 // every commit behind the held one depends on it.
-func (e *Env) independenceBound() time.Duration { return 10 * e.Cfg.settle() }
+func (e *Env) independenceBound() time.Duration {
+	return min(10*e.Cfg.settle(), e.Cfg.rowTimeout()/3)
+}
 
 // burst creates independenceScopes Record scopes and then updates each,
 // from independenceWorkers goroutines at once. With a hold, every commit
@@ -113,19 +115,20 @@ func (e *Env) burst(ctx context.Context, w *Proc, tag string, hold *faults.Hold)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	if hold != nil {
+		stalled := false
 		select {
 		case <-done:
 		case <-time.After(e.independenceBound()):
+			stalled = true
+		case <-ctx.Done():
+			stalled = true
+		}
+		if stalled {
+			n := len(out)
 			hold.Release()
 			<-done
-			close(out)
-			n := 0
-			for range out {
-				n++
-			}
 			e.Fail(ObIndependence, fmt.Sprintf("with one commit held in flight on another scope, only %d of %d concurrent commits on other scopes finished within %s", n, independenceScopes, e.independenceBound()),
 				"every commit on another scope finishes while the held one waits", "the commits queued behind the held commit")
-		case <-ctx.Done():
 		}
 	}
 	<-done
@@ -195,20 +198,25 @@ func rowStalledCommit() *Row {
 					}
 					done <- err
 				}()
+				var ferr error
+				finished := false
 				select {
-				case err := <-done:
-					if err != nil {
-						h.Release()
-						<-res
-						e.Fail(ObIndependence, "a commit on another scope, or a renew, failed while a commit was held", "Ok", errText(err))
-					}
+				case ferr = <-done:
+					finished = true
 				case <-time.After(e.independenceBound()):
+				case <-ctx.Done():
+				}
+				if !finished {
 					h.Release()
 					<-res
 					<-done
 					e.Fail(ObIndependence, fmt.Sprintf("a commit on another scope did not finish within %s while a commit on %s was held at %s", e.independenceBound(), a, site),
 						"the other scope commits while the held one waits", "it waited for the held commit")
-				case <-ctx.Done():
+				}
+				if ferr != nil {
+					h.Release()
+					<-res
+					e.Fail(ObIndependence, "a commit on another scope, or a renew, failed while a commit was held", "Ok", errText(ferr))
 				}
 				e.Landed(free)
 				h.Release()

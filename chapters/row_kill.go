@@ -51,10 +51,23 @@ func rowKill() *Row {
 				if !e.waitArrived(ctx, h, res) {
 					return
 				}
+				e.Note("while the commit is held, another process loads its scopes")
+				r := e.MustOpen(ctx)
+				shownHeld, hidden := e.Shows(ctx, r, b)
+				r.Kill()
+				if len(shownHeld) > 0 && len(hidden) > 0 {
+					h.Release()
+					e.Fail(ObAllOrNothing, fmt.Sprintf("batch %q, held at %s, shows in some of its scopes and not in others", b.CommitID(), site),
+						"the batch in every scope or in none", fmt.Sprintf("shows in %v; not in %v", shownHeld, hidden))
+				}
 				w.Kill()
 				h.Release()
 				<-res
-				e.killAftermath(ctx, b, site == faults.CommitAfterPoint)
+				landed := e.killAftermath(ctx, b, site == faults.CommitAfterPoint)
+				if len(shownHeld) > 0 && !landed {
+					e.Fail(ObAllOrNothing, fmt.Sprintf("a load showed batch %q while it was held at %s, and the batch then never landed", b.CommitID(), site),
+						"a load shows a batch once it landed, never one that does not land", "shown, then gone")
+				}
 			})
 			re.It(fmt.Sprintf("with a crash inside the store at %s: the next writer sees it in both scopes or neither", site), obs, func(ctx context.Context, e *Env) {
 				if !e.ProbeInStore(ctx, site) {
@@ -145,7 +158,7 @@ func (e *Env) killSetup(ctx context.Context, tag string) (*Proc, *hoststore.Comm
 // against the model from two processes, and commits the scopes' next
 // versions. mustLand says the store had reached its commit point (it
 // answered Ok, or the crash was after its commit point).
-func (e *Env) killAftermath(ctx context.Context, b *hoststore.CommitBatch, mustLand bool) {
+func (e *Env) killAftermath(ctx context.Context, b *hoststore.CommitBatch, mustLand bool) bool {
 	q := e.NewWriter(ctx)
 	landed := e.Settle(ctx, q, b)
 	if mustLand && !landed {
@@ -157,6 +170,7 @@ func (e *Env) killAftermath(ctx context.Context, b *hoststore.CommitBatch, mustL
 	e.CheckScopes(ctx, r, ObAllOrNothing, b.Scopes()...)
 	r.Kill()
 	e.killContinue(ctx, q, b.Scopes())
+	return landed
 }
 
 // killContinue commits the next version of each scope, so the chain goes on

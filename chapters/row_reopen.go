@@ -23,8 +23,8 @@ func rowReopen() *Row {
 		re.It("loads in a new process what an earlier one committed, across all four kinds, with truncations, drops and deletes", []string{ObDurable, ObRemoval, ObOrder, ObListing}, func(ctx context.Context, e *Env) {
 			w := e.Writer(ctx)
 			scopes := e.randomHistory(ctx, w, 12, 40)
-			e.Note("the writer itself shows what it committed")
-			e.CheckScopes(ctx, w, ObDurable, scopes...)
+			e.Note("the writer itself shows what it committed, removals included")
+			e.CheckScopes(ctx, w, ObRemoval, scopes...)
 
 			e.Note("a new process, after the writer is killed, loads the same")
 			w.Kill()

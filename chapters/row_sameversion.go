@@ -28,6 +28,19 @@ func rowSameVersion() *Row {
 			ex, ey := w.Commit(ctx, x), w.Commit(ctx, y)
 			e.judgeTwins(ctx, x, y, ex, ey, nil)
 		})
+		re.It("refuses or hides wholly a second batch whose shared version is its last update, not its first", []string{ObVersionChain, ObAllOrNothing}, func(ctx context.Context, e *Env) {
+			w := e.Writer(ctx)
+			a := e.Scope(hoststore.KindSession, "last/a")
+			b := e.Scope(hoststore.KindRecord, "last/b")
+			c := e.Scope(hoststore.KindRecord, "last/c")
+			e.Commit(ctx, w, e.Batch(w, "setup", e.Up(a, WithHead([]byte("a1"))), e.Up(b, WithHead([]byte("b1"))), e.Up(c, WithHead([]byte("c1")))), ObDurable)
+			x := e.Batch(w, "x", e.Up(a, WithHead([]byte("a-by-x"))), e.Up(b, WithHead([]byte("b-by-x"))))
+			e.Note("y writes c first and the version x already took in a last: a store that applies as it checks leaves c written")
+			y := e.Batch(w, "y", e.Up(c, WithHead([]byte("c-by-y")), WithAppend([]byte("y"))), e.Up(a, WithHead([]byte("a-by-y"))))
+			ex := w.Commit(ctx, x)
+			ey := w.Commit(ctx, y)
+			e.judgeTwins(ctx, x, y, ex, ey, nil)
+		})
 		re.It("never lets a lower token beat a higher one at the same version, whichever commits first", []string{ObVersionChain, ObFencing}, func(ctx context.Context, e *Env) {
 			for _, lowFirst := range []bool{false, true} {
 				low := e.Writer(ctx)
@@ -89,8 +102,13 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 		sy, hy := e.Shows(ctx, p, y)
 		for _, c := range []struct {
 			b           *hoststore.CommitBatch
+			err         error
 			shows, hide []hoststore.ScopeRef
-		}{{x, sx, hx}, {y, sy, hy}} {
+		}{{x, ex, sx, hx}, {y, ey, sy, hy}} {
+			if len(c.shows) > 0 && len(c.hide) > 0 && c.err != nil {
+				e.Fail(ObAllOrNothing, fmt.Sprintf("batch %q was refused at commit (%s), yet %s shows it in some of its scopes", c.b.CommitID(), hoststore.KindOf(c.err), p.Name()),
+					"a refused batch applies nothing", fmt.Sprintf("shows in %v; not in %v", c.shows, c.hide))
+			}
 			if len(c.shows) > 0 && len(c.hide) > 0 {
 				e.Fail(ObVersionChain, fmt.Sprintf("batch %q shows to %s in some of its scopes and not in others: a batch that loses in one scope must be invisible in all of them", c.b.CommitID(), p.Name()),
 					"the batch wholly or not at all", fmt.Sprintf("shows in %v; not in %v", c.shows, c.hide))

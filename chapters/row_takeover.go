@@ -63,6 +63,25 @@ func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 		e.Note("the takeover waits for the commit in flight (allowed); releasing the commit")
 	case <-ctx.Done():
 	}
+	if acquiredFirst && gr.err == nil {
+		e.SetWriter(cur)
+	}
+	if acquiredFirst && gr.err == nil && site != faults.CommitAfterPoint {
+		e.Note("the acquire came before the held batch's commit point: no load may show it, now or later")
+		for _, p := range []*Proc{cur, e.MustOpen(ctx)} {
+			shows, hides := e.Shows(ctx, p, b)
+			switch {
+			case len(shows) > 0 && len(hides) > 0:
+				h.Release()
+				e.Fail(ObAllOrNothing, fmt.Sprintf("batch %q, held at %s, shows to %s in some scopes and not in others", b.CommitID(), site, p.Name()),
+					"the batch in no scope before its commit point", fmt.Sprintf("shows in %v; not in %v", shows, hides))
+			case len(shows) > 0:
+				h.Release()
+				e.Fail(ObFencing, fmt.Sprintf("batch %q (token %d), held at %s, is visible to %s after token %d was acquired", b.CommitID(), old.Token, site, p.Name(), cur.Token),
+					"never visible: its commit point comes after the acquire", fmt.Sprintf("shows in %v", shows))
+			}
+		}
+	}
 	if acquiredFirst && gr.err == nil && site == faults.CommitAfterPoint {
 		e.Note("the commit point came before the acquire: a load after the acquire shows the batch, even while its commit is still held")
 		if shows, hides := e.Shows(ctx, cur, b); len(hides) > 0 {
@@ -86,6 +105,7 @@ func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 	e.Note("commit answered %s; acquire answered first: %v", okOr(commitErr), acquiredFirst)
 
 	r := e.MustOpen(ctx)
+	e.CheckBefore(ctx, r, b)
 	procs := []*Proc{cur, old, r}
 	var verdict *bool
 	for _, p := range procs {

@@ -47,6 +47,11 @@ type Options struct {
 	// Progress, when set, gets one line per spec as it ends and a summary;
 	// Ginkgo's own output is then silenced.
 	Progress io.Writer
+	// Settle bounds how long a row waits on something a correct store may
+	// legitimately wait for (a takeover behind a held commit) before it
+	// judges the other order, and (×10, at most a third of RowTimeout) how
+	// long the independence rows wait before they call a stall; 0 means 2 s.
+	Settle time.Duration
 	// Result, when set, receives the run's report model after the run.
 	Result **reports.Run
 }
@@ -91,6 +96,9 @@ func WithRepro(r Repro) Option {
 		}
 	}
 }
+
+// WithSettle sets Options.Settle.
+func WithSettle(d time.Duration) Option { return func(o *Options) { o.Settle = d } }
 
 // WithResult stores the run's report model in *dst once the run ended.
 func WithResult(dst **reports.Run) Option { return func(o *Options) { o.Result = dst } }

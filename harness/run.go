@@ -51,6 +51,7 @@ func (s *suite) register(newRealm NewRealm) {
 		NewRealm:   newRealm,
 		Seed:       o.Seed,
 		RowTimeout: o.RowTimeout,
+		Settle:     o.Settle,
 		Repro: func(rowID string) string {
 			return ReproLine(Repro{Seed: o.Seed, Row: rowID, Failpoints: o.Failpoints, Store: o.Store})
 		},
