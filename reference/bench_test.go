@@ -66,6 +66,18 @@ func BenchmarkNewCommitBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkNewCommitBatchParallel builds batches from GOMAXPROCS
+// goroutines: work that shares nothing, the control for the speed-up
+// BenchmarkCommitParallel256 can show on this machine.
+func BenchmarkNewCommitBatchParallel(b *testing.B) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			nextBatch(b, "c", 1, sess("bench"), 1)
+		}
+	})
+}
+
 // commit256 commits on 256 pre-created scopes from goroutines that each
 // own a share of them (goroutine g owns the scopes i with i%share == g);
 // every commit builds its batch (see BenchmarkNewCommitBatch).
