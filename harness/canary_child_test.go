@@ -27,6 +27,9 @@ const (
 	// envCanaryRowTimeout is the child's row timeout, as time.ParseDuration
 	// reads it ("" for the harness's default).
 	envCanaryRowTimeout = "CONFORM_CANARY_ROW_TIMEOUT"
+	// envCanarySettle is the child's settle bound (harness.WithSettle), as
+	// time.ParseDuration reads it ("" for the default).
+	envCanarySettle = "CONFORM_CANARY_SETTLE"
 )
 
 // referenceName is the envCanary value that runs the reference store.
@@ -73,6 +76,13 @@ func TestCanaryChild(t *testing.T) {
 			t.Fatalf("%s: %v", envCanaryRowTimeout, err)
 		}
 		opts = append(opts, harness.WithRowTimeout(d))
+	}
+	if s := os.Getenv(envCanarySettle); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("%s: %v", envCanarySettle, err)
+		}
+		opts = append(opts, harness.WithSettle(d))
 	}
 	harness.Run(t, newRealm, opts...)
 }

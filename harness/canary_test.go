@@ -32,6 +32,9 @@ type canaryCase struct {
 	fails map[string][]string
 	// rowTimeout bounds each spec of the child's run (0: the default).
 	rowTimeout time.Duration
+	// settle is the child's settle bound (0: the default); the stall rows
+	// wait ten times it, at most a third of rowTimeout.
+	settle time.Duration
 }
 
 // canaryCases is the table. Each expected row has a one-line reason.
@@ -74,7 +77,7 @@ var canaryCases = []canaryCase{
 		"retry":    {chapters.ObOrder},                     // the retried batch appends two rows
 		"rows":     {chapters.ObOrder},                     // the indices spec appends several rows at once
 	}},
-	{bugs: "realm-lock", ob: chapters.ObIndependence, rowTimeout: 3 * time.Second, fails: map[string][]string{
+	{bugs: "realm-lock", ob: chapters.ObIndependence, rowTimeout: 4 * time.Second, settle: 100 * time.Millisecond, fails: map[string][]string{
 		"independence":   {chapters.ObIndependence}, // the burst queues behind the held commit
 		"stalled-commit": {chapters.ObIndependence}, // a commit on another scope waits for the held one, at every site
 	}},
@@ -105,7 +108,7 @@ var canaryCases = []canaryCase{
 	{bugs: "panics", ob: chapters.ObErrors, fails: map[string][]string{
 		"rows": {chapters.ObErrors}, // every commit of the rows row panics; the run goes on to the next rows
 	}},
-	{bugs: "hangs", ob: chapters.ObErrors, rowTimeout: 3 * time.Second, fails: map[string][]string{
+	{bugs: "hangs", ob: chapters.ObErrors, rowTimeout: 4 * time.Second, fails: map[string][]string{
 		"stale-fence": {chapters.ObErrors}, // LoadHead of its scopes never answers; the rows after it pass
 	}},
 	{bugs: "unknown-error", ob: chapters.ObErrors, fails: map[string][]string{
@@ -150,7 +153,7 @@ func TestCanaries(t *testing.T) {
 	for _, c := range canaryCases {
 		t.Run(c.bugs, func(t *testing.T) {
 			t.Parallel()
-			run := runChild(t, c.bugs, seed, c.rowTimeout)
+			run := runChild(t, c.bugs, seed, c.rowTimeout, c.settle)
 			checkCanary(t, c, run)
 		})
 	}
@@ -178,7 +181,7 @@ func TestCanaryStability(t *testing.T) {
 			s := seed + uint64(i)*7919
 			t.Run(fmt.Sprintf("%s/seed=%d", name, s), func(t *testing.T) {
 				t.Parallel()
-				checkCanary(t, canaryCase{bugs: name}, runChild(t, name, s, 0))
+				checkCanary(t, canaryCase{bugs: name}, runChild(t, name, s, 0, 0))
 			})
 		}
 	}
@@ -200,13 +203,13 @@ func parentSeed(t *testing.T) uint64 {
 // test binary, running TestCanaryChild) and answers the run's report. The
 // child exits non-zero when rows fail; only a missing or unreadable report
 // is an error here.
-func runChild(t *testing.T, name string, seed uint64, rowTimeout time.Duration) *reports.Run {
+func runChild(t *testing.T, name string, seed uint64, rowTimeout, settle time.Duration) *reports.Run {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCanaryChild$", "-test.count=1", "-test.timeout=3m")
-	cmd.Env = childEnv(name, dir, seed, rowTimeout)
+	cmd.Env = childEnv(name, dir, seed, rowTimeout, settle)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -238,7 +241,7 @@ func runChild(t *testing.T, name string, seed uint64, rowTimeout time.Duration) 
 // childEnv is the parent's environment without any CONFORM_ setting (a
 // CONFORM_REPRO or label filter would change what the child runs), plus
 // the child's own.
-func childEnv(name, dir string, seed uint64, rowTimeout time.Duration) []string {
+func childEnv(name, dir string, seed uint64, rowTimeout, settle time.Duration) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CONFORM_") {
@@ -248,6 +251,9 @@ func childEnv(name, dir string, seed uint64, rowTimeout time.Duration) []string 
 	env = append(env, envCanary+"="+name, envCanaryDir+"="+dir, envCanarySeed+"="+strconv.FormatUint(seed, 10))
 	if rowTimeout > 0 {
 		env = append(env, envCanaryRowTimeout+"="+rowTimeout.String())
+	}
+	if settle > 0 {
+		env = append(env, envCanarySettle+"="+settle.String())
 	}
 	return env
 }
