@@ -99,6 +99,8 @@ func (e *Env) retryBatch(ctx context.Context, w *Proc, tag string) *hoststore.Co
 // or a refusal of the duplicate, and the realm exactly as the model (which
 // has the batch once).
 func (e *Env) resend(ctx context.Context, p *Proc, b *hoststore.CommitBatch) {
+	e.Note("the landed batch shows before it is sent again")
+	e.CheckScopes(ctx, p, ObDurable, b.Scopes()...)
 	err := p.Commit(ctx, b)
 	if err != nil && !retryRefusal(err) {
 		e.Fail(ObRetry, fmt.Sprintf("a second send of landed batch %q answered neither Ok nor a refusal of the duplicate", b.CommitID()), "Ok (or the duplicate refused)", errText(err))

@@ -89,6 +89,13 @@ func rowRowsRemovalListing() *Row {
 			e.Commit(ctx, w, e.Batch(w, "twins", twin...), ObListing)
 			e.Commit(ctx, w, e.Batch(w, "twins-del", e.Up(e.Scope(hoststore.KindMob, "list/ab"), WithDelete())), ObListing)
 			q := e.MustOpen(ctx)
+			e.Note("a new process loads every scope the listing must show")
+			for _, n := range names {
+				e.CheckScope(ctx, q, e.Scope(hoststore.KindIdentity, "list/"+n), ObDurable)
+			}
+			for _, n := range names[:6] {
+				e.CheckScope(ctx, q, e.Scope(hoststore.KindMob, "list/"+n), ObDurable)
+			}
 			for _, limit := range []int{1, 2, 7, 1000} {
 				for _, k := range hoststore.AllKinds {
 					e.CheckOwnListing(ctx, q, k, limit)

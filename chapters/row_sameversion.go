@@ -115,6 +115,10 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 			}
 		}
 		vx, vy := len(sx) > 0, len(sy) > 0
+		if !vx && !vy && (ex == nil || ey == nil) {
+			e.Fail(ObDurable, fmt.Sprintf("two batches for one version, %q and %q, at least one answered Ok: %s sees neither", x.CommitID(), y.CommitID(), p.Name()),
+				"one of them visible: a load resolves the two, it does not lose both", "neither visible")
+		}
 		if vx == vy {
 			e.Fail(ObVersionChain, fmt.Sprintf("two batches for one version, %q and %q: %s sees %s", x.CommitID(), y.CommitID(), p.Name(), map[bool]string{true: "both", false: "neither"}[vx]),
 				"exactly one of them visible", map[bool]string{true: "both visible", false: "neither visible"}[vx])

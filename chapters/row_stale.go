@@ -135,6 +135,8 @@ func rowStaleFence() *Row {
 				e.Fail(ObFenceLease, "a takeover failed", "a token", errText(err))
 			}
 			e.SetWriter(cur)
+			e.Note("what the old writer committed before the takeover stays")
+			e.CheckScopes(ctx, cur, ObDurable, a, b)
 			fresh := e.Scope(hoststore.KindMob, "created-by-stale")
 			stale := e.Batch(old, "stale",
 				e.Up(a, WithHead([]byte("stale")), WithAppend([]byte("stale-row"))),
@@ -145,8 +147,6 @@ func rowStaleFence() *Row {
 				e.Fail(ObErrors, "a superseded writer's commit answered an error that is neither FencedOut nor a refusal", "Ok (hidden at load) or FencedOut", errText(err))
 			}
 			r := e.MustOpen(ctx)
-			e.Note("what the old writer committed before the takeover stays")
-			e.CheckScopes(ctx, cur, ObDurable, a, b)
 			for _, p := range []*Proc{old, cur, r} {
 				if shows, _ := e.Shows(ctx, p, stale); len(shows) > 0 {
 					e.Fail(ObFencing, fmt.Sprintf("a batch with token %d, committed after token %d was acquired, is visible to %s", old.Token, cur.Token, p.Name()),
