@@ -95,8 +95,9 @@ const (
 	// UTF16Order [ob:9] lists names in the order of their UTF-16 code
 	// units (a Java or JavaScript backend), not their UTF-8 bytes.
 	UTF16Order
-	// PadSpace [ob:9, ob:ops] compares scope names as a SQL PAD SPACE collation
-	// does, ignoring trailing spaces: "a" and "a " are one scope.
+	// PadSpace [ob:2] compares scope names as a SQL PAD SPACE collation
+	// does, ignoring trailing spaces: "a" and "a " are one scope, so
+	// creating one overwrites the other.
 	PadSpace
 	// DirtyRead [ob:5] applies a batch, visible to loads, before its commit
 	// point, and rolls it back there when its token was superseded
