@@ -166,19 +166,18 @@ func (s *Store) enter(ctx context.Context) error {
 	return nil
 }
 
-// flush applies the batches LostOnKill kept. A kept batch that no longer
-// applies (its scopes moved on meanwhile) is dropped: losing it is the bug.
+// flush applies the batches LostOnKill kept. It takes and applies them in
+// one step under the realm's mutex, so a commit after it sees them. A kept
+// batch that no longer applies (its scopes moved on meanwhile) is dropped:
+// losing it is the bug.
 func (s *Store) flush() {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	s.pmu.Lock()
 	kept := s.pending
 	s.pending = nil
 	s.pmu.Unlock()
-	if len(kept) == 0 {
-		return
-	}
-	r := s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, b := range kept {
 		_ = r.pointLocked(b) // a batch that no longer applies is lost: the bug
 	}
