@@ -102,7 +102,7 @@ func (e *Env) resend(ctx context.Context, p *Proc, b *hoststore.CommitBatch) {
 	e.Note("the landed batch shows before it is sent again")
 	e.CheckScopes(ctx, p, ObDurable, b.Scopes()...)
 	err := p.Commit(ctx, b)
-	if err != nil && !retryRefusal(err) {
+	if err != nil && !retryRefusal(err) && hoststore.KindOf(err) != hoststore.ErrKindIndeterminate {
 		e.Fail(ObRetry, fmt.Sprintf("a second send of landed batch %q answered neither Ok nor a refusal of the duplicate", b.CommitID()), "Ok (or the duplicate refused)", errText(err))
 	}
 	e.CheckScopes(ctx, p, ObRetry, b.Scopes()...)

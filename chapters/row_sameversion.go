@@ -89,7 +89,7 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 		b   *hoststore.CommitBatch
 		err error
 	}{{x, ex}, {y, ey}} {
-		if pair.err != nil && !retryRefusal(pair.err) {
+		if pair.err != nil && !retryRefusal(pair.err) && hoststore.KindOf(pair.err) != hoststore.ErrKindIndeterminate {
 			e.Fail(ObErrors, fmt.Sprintf("a commit of batch %q for a version already written answered neither Ok nor Conflict/FencedOut", pair.b.CommitID()), "Ok (resolved at load), Conflict or FencedOut", errText(pair.err))
 		}
 	}
@@ -105,7 +105,7 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 			err         error
 			shows, hide []hoststore.ScopeRef
 		}{{x, ex, sx, hx}, {y, ey, sy, hy}} {
-			if len(c.shows) > 0 && len(c.hide) > 0 && c.err != nil {
+			if len(c.shows) > 0 && len(c.hide) > 0 && retryRefusal(c.err) {
 				e.Fail(ObAllOrNothing, fmt.Sprintf("batch %q was refused at commit (%s), yet %s shows it in some of its scopes", c.b.CommitID(), hoststore.KindOf(c.err), p.Name()),
 					"a refused batch applies nothing", fmt.Sprintf("shows in %v; not in %v", c.shows, c.hide))
 			}
@@ -115,7 +115,7 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 			}
 		}
 		vx, vy := len(sx) > 0, len(sy) > 0
-		if !vx && !vy && (ex == nil || ey == nil) {
+		if !vx && !vy && (ex == nil || ey == nil) && hoststore.KindOf(ex) != hoststore.ErrKindIndeterminate && hoststore.KindOf(ey) != hoststore.ErrKindIndeterminate {
 			e.Fail(ObDurable, fmt.Sprintf("two batches for one version, %q and %q, at least one answered Ok: %s sees neither", x.CommitID(), y.CommitID(), p.Name()),
 				"one of them visible: a load resolves the two, it does not lose both", "neither visible")
 		}
@@ -133,7 +133,7 @@ func (e *Env) judgeTwins(ctx context.Context, x, y *hoststore.CommitBatch, ex, e
 	if first[1] {
 		win = y
 	}
-	if (win == x && ex != nil) || (win == y && ey != nil) {
+	if (win == x && retryRefusal(ex)) || (win == y && retryRefusal(ey)) {
 		e.Fail(ObVersionChain, fmt.Sprintf("batch %q was refused at commit, yet it is the one loads show", win.CommitID()), "a refused batch is not part of the realm", "visible")
 	}
 	e.Landed(win)

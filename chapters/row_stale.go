@@ -143,7 +143,7 @@ func rowStaleFence() *Row {
 				e.Up(b, WithDelete()),
 				e.Up(fresh, WithHead([]byte("stale"))))
 			err := old.Commit(ctx, stale)
-			if err != nil && hoststore.KindOf(err) != hoststore.ErrKindFencedOut && hoststore.KindOf(err) != hoststore.ErrKindConflict {
+			if err != nil && !retryRefusal(err) && hoststore.KindOf(err) != hoststore.ErrKindIndeterminate {
 				e.Fail(ObErrors, "a superseded writer's commit answered an error that is neither FencedOut nor a refusal", "Ok (hidden at load) or FencedOut", errText(err))
 			}
 			r := e.MustOpen(ctx)
