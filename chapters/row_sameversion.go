@@ -58,6 +58,8 @@ func rowSameVersion() *Row {
 					e.Fail(ObFenceLease, "a takeover failed", "a token", errText(err))
 				}
 				e.SetWriter(high)
+				e.Note("what the low writer committed before the takeover shows to the new holder")
+				e.CheckScopes(ctx, high, ObDurable, a, b, c)
 				hi := e.Batch(high, "high", e.Up(a, WithHead([]byte("a-high")), WithAppend([]byte("high"))), e.Up(c, WithHead([]byte("c-high"))))
 				var elo, ehi error
 				if lowFirst {
