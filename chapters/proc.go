@@ -24,6 +24,7 @@ type Breach struct {
 	Detail string
 }
 
+// Error names the operation, the kind of breach and what the harness saw.
 func (b *Breach) Error() string {
 	return fmt.Sprintf("store breach in %s: %s: %s", b.Op, b.Kind, b.Detail)
 }
