@@ -9,7 +9,7 @@ import (
 
 	"github.com/conform-spi/conform/chapters"
 	"github.com/conform-spi/conform/harness"
-	"github.com/conform-spi/conform/harness/internal/canary"
+	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reference"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/chapters"
-	"github.com/conform-spi/conform/harness/internal/canary"
+	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/reports"
 )
 

@@ -200,3 +200,127 @@ func TestHostsFences(t *testing.T) {
 		t.Errorf("a missing directory: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestStoreTextIsEscapedInReports(t *testing.T) {
+	dir := t.TempDir()
+	r := conform(t, "run", "--store", "hostile:", "--rows", "rows", "--report-dir", dir)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte("alert(")) {
+		t.Fatalf("the store's error text is not in report.html at all")
+	}
+	// In Markdown, text inside fenced code blocks is shown verbatim, never
+	// rendered: only what stands outside them must be escaped.
+	for name, b := range map[string][]byte{"report.html": html, "report.md outside code blocks": outsideFences(md)} {
+		if bytes.Contains(b, []byte("<script>")) {
+			t.Errorf("%s carries the store's <script> unescaped", name)
+		}
+		if bytes.ContainsAny(b, "\x1b\x00") {
+			t.Errorf("%s carries a raw control byte from the store", name)
+		}
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range run.Rows {
+		if row.ID == "rows" && (row.Status != reports.StatusFailed || len(row.Failures) == 0 || row.Failures[0].Obligation != "ob:errors") {
+			t.Errorf("row rows: %s %+v, want failed under ob:errors (an error outside the contract)", row.Status, row.Failures)
+		}
+	}
+}
+
+// outsideFences drops every fenced code block (``` or longer) of a
+// Markdown text.
+func outsideFences(md []byte) []byte {
+	var out []byte
+	fence := ""
+	for _, line := range bytes.SplitAfter(md, []byte("\n")) {
+		trimmed := strings.TrimSpace(string(line))
+		switch {
+		case fence == "" && strings.HasPrefix(trimmed, "```"):
+			fence = strings.TrimRight(trimmed, "abcdefghijklmnopqrstuvwxyz")
+		case fence != "" && trimmed == fence:
+			fence = ""
+		case fence == "":
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+func TestCanaryFailsAndReproduces(t *testing.T) {
+	dir := t.TempDir()
+	// The host store chapter alone: a renew that never answers FencedOut
+	// also misleads the worker chapter's takeover rows, rightly.
+	r := conform(t, "run", "--store", "canary:renew-never-fenced", "--seed", "11", "--label-filter", "chapter:host-store", "--report-dir", dir)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "FAIL  Stale fence") || !strings.Contains(r.stdout, "NOT CONFORMANT") {
+		t.Errorf("stdout does not show the failing row and the verdict:\n%s", r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed *reports.Row
+	for i, row := range run.Rows {
+		if row.Status == reports.StatusFailed {
+			if row.ID != "stale-fence" {
+				t.Errorf("row %s failed too: %s", row.ID, reports.Clip(row.Failures[0].Message, 300))
+			}
+			failed = &run.Rows[i]
+		}
+	}
+	if failed == nil || len(failed.Failures) == 0 || failed.Failures[0].Obligation != "ob:fence" {
+		t.Fatalf("want stale-fence failed under ob:fence, got %v", failed != nil)
+	}
+	for _, f := range []string{"junit.xml", "report.md", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("Stale fence")) || !bytes.Contains(b, []byte("ob:fence")) {
+			t.Errorf("%s does not name the failing row and its obligation", f)
+		}
+	}
+	// The repro line re-runs exactly that row, with the same verdict.
+	line := failed.Repro
+	start := strings.Index(line, "'")
+	end := strings.Index(line[start+1:], "'")
+	if start < 0 || end < 0 || !strings.HasPrefix(line, "conform reproduce '") {
+		t.Fatalf("repro line %q is not a conform reproduce command", line)
+	}
+	token := line[start+1 : start+1+end]
+	dir2 := t.TempDir()
+	r = conform(t, "reproduce", token, "--report-dir", dir2)
+	if r.code != 1 {
+		t.Fatalf("reproduce: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	again, err := harness.ReadReport(dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Seed != 11 || again.Store != "canary:renew-never-fenced" {
+		t.Errorf("reproduce ran seed %d on %q, want 11 on canary:renew-never-fenced", again.Seed, again.Store)
+	}
+	for _, row := range again.Rows {
+		want := reports.StatusNotRun
+		if row.ID == "stale-fence" {
+			want = reports.StatusFailed
+		}
+		if row.Status != want {
+			t.Errorf("reproduce: row %s %s, want %s", row.ID, row.Status, want)
+		}
+	}
+}
