@@ -9,8 +9,8 @@ import (
 
 	"github.com/conform-spi/conform/chapters"
 	"github.com/conform-spi/conform/harness"
-	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/reference"
 )
 
