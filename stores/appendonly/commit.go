@@ -10,6 +10,7 @@ import (
 
 	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // maxRequestBytes bounds the row data of one INSERT request ("Request
@@ -28,35 +29,32 @@ const maxRequestRows = 1000
 // never issued is *hoststore.InvalidError. See the package doc for the
 // failpoint sites and the error mapping.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
-	if b == nil {
-		return &hoststore.InvalidError{Detail: "commit: no batch"}
-	}
-	if err := s.gone("commit"); err != nil {
+	octx, done, err := s.db.Call(ctx, "commit", sqlitedb.Batch(b))
+	if err != nil {
 		return err
 	}
+	defer done()
 	id := b.CommitID()
 	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
 		return err
 	}
-	octx, done := s.op(ctx)
-	defer done()
 	landed, err := s.landed(octx, id)
 	if err != nil {
-		return s.unavailable(ctx, "commit: read markers", err)
+		return s.db.Unavailable(ctx, "commit: read markers", err)
 	}
 	if landed {
 		return nil
 	}
 	var top int64
-	if err := s.read.QueryRowContext(octx, `SELECT COALESCE(MAX(token), 0) FROM fences`).Scan(&top); err != nil {
-		return s.unavailable(ctx, "commit: read fences", err)
+	if err := s.db.Read.QueryRowContext(octx, `SELECT COALESCE(MAX(token), 0) FROM fences`).Scan(&top); err != nil {
+		return s.db.Unavailable(ctx, "commit: read fences", err)
 	}
 	if b.Token() == 0 || b.Token() > hoststore.FenceToken(top) {
 		return &hoststore.InvalidError{Detail: fmt.Sprintf("commit %q: token %d was never issued (highest is %d)", id, b.Token(), top)}
 	}
 	for _, u := range b.Updates() {
 		if err := s.appendUpdate(octx, id, u); err != nil {
-			return s.unavailable(ctx, "commit: append update", err)
+			return s.db.Unavailable(ctx, "commit: append update", err)
 		}
 	}
 	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
@@ -68,7 +66,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
 		return err
 	}
-	if s.killed.Load() {
+	if s.db.Killed() {
 		return &hoststore.IndeterminateError{Detail: fmt.Sprintf("commit %q: the handle was killed after the marker; the answer is lost", id)}
 	}
 	return nil
@@ -77,7 +75,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 // landed reports whether id already has a marker.
 func (s *Store) landed(ctx context.Context, id hoststore.CommitID) (bool, error) {
 	var one int
-	err := s.read.QueryRowContext(ctx, `SELECT 1 FROM markers WHERE commit_id = ? LIMIT 1`, string(id)).Scan(&one)
+	err := s.db.Read.QueryRowContext(ctx, `SELECT 1 FROM markers WHERE commit_id = ? LIMIT 1`, string(id)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -99,7 +97,7 @@ func (s *Store) appendUpdate(ctx context.Context, id hoststore.CommitID, u hosts
 	}
 	var head []byte
 	if u.Head != nil {
-		head = nonNil(*u.Head)
+		head = sqlitedb.NonNil(*u.Head)
 	}
 	kind, name := int64(u.Scope.Kind), []byte(u.Scope.Name)
 	_, err := s.insert(ctx,
@@ -123,7 +121,7 @@ func (s *Store) appendUpdate(ctx context.Context, id hoststore.CommitID, u hosts
 				q.WriteString(", ")
 			}
 			q.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, string(id), kind, name, int64(i), nonNil(u.Append[i]))
+			args = append(args, string(id), kind, name, int64(i), sqlitedb.NonNil(u.Append[i]))
 		}
 		if _, err := s.insert(ctx, q.String(), args...); err != nil {
 			return err
@@ -139,17 +137,17 @@ func (s *Store) appendMarker(ctx, octx context.Context, b *hoststore.CommitBatch
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := s.gone("commit"); err != nil {
+	if err := s.db.Gone("commit"); err != nil {
 		return err
 	}
 	_, err := s.insert(octx, `INSERT INTO markers (seq, commit_id, token) VALUES (`+nextSeq+`, ?, ?)`, string(b.CommitID()), int64(b.Token()))
 	switch {
 	case err == nil:
 		return nil
-	case busy(err):
-		return s.unavailable(ctx, "commit: append marker", err)
+	case sqlitedb.Busy(err):
+		return s.db.Unavailable(ctx, "commit: append marker", err)
 	default:
-		return &hoststore.IndeterminateError{Detail: fmt.Sprintf("commit %q: append marker: %s", b.CommitID(), describe(err))}
+		return &hoststore.IndeterminateError{Detail: fmt.Sprintf("commit %q: append marker: %s", b.CommitID(), sqlitedb.Describe(err))}
 	}
 }
 

@@ -2,19 +2,10 @@ package appendonly
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // URLScheme is the scheme of this store's URL form, appendonly+sqlite:PATH.
@@ -24,37 +15,33 @@ const URLScheme = "appendonly+sqlite"
 // (busy_timeout) before an insert counts as busy and is retried.
 const DefaultBusyTimeout = 5 * time.Second
 
+// flavor is what sets this store apart in package sqlitedb: it runs no
+// transaction, so the tables are created statement by statement.
+var flavor = &sqlitedb.Flavor{
+	Name:               "append-only store",
+	DefaultBusyTimeout: DefaultBusyTimeout,
+	Scheme:             URLScheme,
+	RealmPattern:       "realm-*.appendonly.sqlite",
+	Schema:             schema,
+	SchemaNoun:         "tables",
+}
+
 // Option configures a Factory.
 type Option func(*config) error
 
-type config struct {
-	timing      hoststore.FenceTiming
-	busyTimeout time.Duration
-}
+type config = sqlitedb.Config
 
 // WithFenceTiming sets the fence timing the store declares and records
 // leases with; the default is hoststore.DefaultFenceTiming. A zero
 // (unconstructed) timing is refused.
 func WithFenceTiming(t hoststore.FenceTiming) Option {
-	return func(c *config) error {
-		if !t.Valid() {
-			return errors.New("append-only store: fence timing is not valid (build it with hoststore.NewFenceTiming)")
-		}
-		c.timing = t
-		return nil
-	}
+	return Option(flavor.WithFenceTiming(t))
 }
 
 // WithBusyTimeout sets SQLite's busy_timeout; the default is
 // DefaultBusyTimeout. It must be at least one millisecond.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d < time.Millisecond {
-			return fmt.Errorf("append-only store: busy timeout %s is below one millisecond", d)
-		}
-		c.busyTimeout = d
-		return nil
-	}
+	return Option(flavor.WithBusyTimeout(d))
 }
 
 // Factory is one realm: one SQLite database file holding the append-only
@@ -62,8 +49,7 @@ func WithBusyTimeout(d time.Duration) Option {
 // with pools of its own. A Factory holds no connection between calls and is
 // safe for concurrent use.
 type Factory struct {
-	path string
-	cfg  config
+	file *sqlitedb.File
 }
 
 var _ hoststore.HostStoreFactory = (*Factory)(nil)
@@ -72,36 +58,19 @@ var _ hoststore.HostStoreFactory = (*Factory)(nil)
 // and its tables when absent (an existing file is used as it stands). The
 // path must not contain '?' and must not start with "file:".
 func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
-	cfg := config{timing: hoststore.DefaultFenceTiming(), busyTimeout: DefaultBusyTimeout}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("append-only store: path %q is empty, contains '?' or starts with \"file:\"", path)
-	}
-	abs, err := filepath.Abs(path)
+	file, err := sqlitedb.New(ctx, flavor, path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("append-only store: path %q: %w", path, err)
-	}
-	f := &Factory{path: abs, cfg: cfg}
-	if err := f.createSchema(ctx); err != nil {
 		return nil, err
 	}
-	return f, nil
+	return &Factory{file: file}, nil
 }
 
 // NewRealm makes a fresh, empty realm in a new file inside dir (for example
 // a test's t.TempDir()).
 func NewRealm(ctx context.Context, dir string, opts ...Option) (*Factory, error) {
-	file, err := os.CreateTemp(dir, "realm-*.appendonly.sqlite")
+	name, err := flavor.NewRealmFile(dir)
 	if err != nil {
-		return nil, fmt.Errorf("append-only store: new realm in %q: %w", dir, err)
-	}
-	name := file.Name()
-	if err := file.Close(); err != nil {
-		return nil, fmt.Errorf("append-only store: new realm %q: %w", name, err)
+		return nil, err
 	}
 	return New(ctx, name, opts...)
 }
@@ -119,38 +88,16 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 
 // ParseURL answers the file path of a URL of the form
 // appendonly+sqlite:PATH or appendonly+sqlite://PATH.
-func ParseURL(u string) (string, error) {
-	rest, ok := strings.CutPrefix(u, URLScheme+":")
-	if !ok {
-		return "", fmt.Errorf("append-only store: url %q does not start with %q", u, URLScheme+":")
-	}
-	if p, ok := strings.CutPrefix(rest, "//"); ok {
-		rest = p
-	}
-	if rest == "" {
-		return "", fmt.Errorf("append-only store: url %q names no file", u)
-	}
-	return rest, nil
-}
+func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
 // Path is the absolute path of the realm's database file.
-func (f *Factory) Path() string { return f.path }
+func (f *Factory) Path() string { return f.file.Path() }
 
 // FenceTiming is the timing every handle of the realm declares.
-func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.cfg.timing }
+func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.file.Config().Timing }
 
-// dsn is the driver's data source name: the plain path, then the pragmas
-// every connection runs.
-func (f *Factory) dsn() string {
-	q := url.Values{}
-	q.Set("_busy_timeout", strconv.FormatInt(f.cfg.busyTimeout.Milliseconds(), 10))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
-	return f.path + "?" + q.Encode()
-}
-
-// The tables of the log; see the package doc. No statement of the store
-// updates or deletes a row of them.
+// schema is the tables of the log; see the package doc. No statement of
+// the store updates or deletes a row of them.
 const schema = `
 CREATE TABLE IF NOT EXISTS updates_log (
 	commit_id TEXT NOT NULL,
@@ -194,21 +141,6 @@ CREATE TABLE IF NOT EXISTS clock (
 );
 `
 
-func (f *Factory) createSchema(ctx context.Context) error {
-	db, err := sql.Open("sqlite", f.dsn())
-	if err != nil {
-		return fmt.Errorf("append-only store: open %q: %w", f.path, err)
-	}
-	_, err = db.ExecContext(ctx, schema)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("append-only store: create tables in %q: %w", f.path, err)
-	}
-	return nil
-}
-
 // Open is a new process over the realm: new pools over the file that share
 // nothing with earlier handles. It answers *hoststore.UnavailableError when
 // the file cannot be opened, or ctx.Err().
@@ -231,9 +163,5 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.lapse(ctx)
-	if cerr := s.Close(); err == nil && cerr != nil {
-		err = &hoststore.UnavailableError{Detail: "lapse fence leases: close: " + cerr.Error()}
-	}
-	return err
+	return s.db.CloseAfter(s.lapse(ctx), "lapse fence leases")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // nextSeq is the seq of the next marker or fence row: one order over both
@@ -39,7 +40,7 @@ WHERE f.top >= ?1 + ` + clockOffset
 // clock.
 func (s *Store) holder(ctx context.Context) (tok hoststore.FenceToken, expiry, now int64, err error) {
 	var top, off int64
-	err = s.read.QueryRowContext(ctx,
+	err = s.db.Read.QueryRowContext(ctx,
 		`SELECT t.top, COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = t.top), 0), `+clockOffset+`
 		FROM (SELECT COALESCE(MAX(token), 0) AS top FROM fences) AS t`,
 	).Scan(&top, &expiry, &off)
@@ -55,19 +56,16 @@ const acquireAttempts = 3
 // answers *hoststore.HeldError; Takeover supersedes any holder and reports
 // what remained of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
-	if mode != hoststore.Exclusive && mode != hoststore.Takeover {
-		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire: unknown mode %s", mode)}
-	}
-	if err := s.gone("acquire"); err != nil {
+	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))
+	if err != nil {
 		return hoststore.FenceGrant{}, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	takeover := 0
 	if mode == hoststore.Takeover {
 		takeover = 1
 	}
-	lease := int64(s.f.cfg.timing.Lease())
+	lease := int64(s.f.FenceTiming().Lease())
 	for range acquireAttempts {
 		res, err := s.insert(octx, acquireSQL, time.Now().UnixNano(), lease, takeover)
 		if err != nil {
@@ -75,18 +73,18 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + describe(err)}
+			return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + sqlitedb.Describe(err)}
 		}
 		if n == 1 {
 			seq, err := res.LastInsertId()
 			if err != nil {
-				return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + describe(err)}
+				return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: " + sqlitedb.Describe(err)}
 			}
 			return s.granted(ctx, octx, seq, lease)
 		}
 		tok, expiry, now, err := s.holder(octx)
 		if err != nil {
-			return hoststore.FenceGrant{}, s.unavailable(ctx, "acquire: read holder", err)
+			return hoststore.FenceGrant{}, s.db.Unavailable(ctx, "acquire: read holder", err)
 		}
 		if expiry > now {
 			return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: tok, Remaining: time.Duration(expiry - now)}
@@ -100,7 +98,7 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 // the holder it superseded.
 func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.FenceGrant, error) {
 	var tok, expiry, prevTok, prevExpiry int64
-	err := s.read.QueryRowContext(octx,
+	err := s.db.Read.QueryRowContext(octx,
 		`SELECT f.token, f.lease_expiry, p.top,
 			COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = p.top AND seq < ?1), 0)
 		FROM fences AS f, (SELECT COALESCE(MAX(token), 0) AS top FROM fences WHERE seq < ?1) AS p
@@ -111,7 +109,7 @@ func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.
 		if ctx.Err() != nil {
 			return hoststore.FenceGrant{}, ctx.Err()
 		}
-		return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: read back: " + describe(err)}
+		return hoststore.FenceGrant{}, &hoststore.IndeterminateError{Detail: "acquire: read back: " + sqlitedb.Describe(err)}
 	}
 	now := expiry - lease
 	g := hoststore.FenceGrant{Token: hoststore.FenceToken(tok)}
@@ -126,27 +124,27 @@ func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.
 // A token never issued (0 or above the highest) is
 // *hoststore.InvalidError; a superseded one *hoststore.FencedOutError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
-	if err := s.gone("renew"); err != nil {
+	octx, done, err := s.db.Call(ctx, "renew")
+	if err != nil {
 		return err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	if token > 1<<63-1 {
 		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew: token %d was never issued", token)}
 	}
-	res, err := s.insert(octx, renewSQL, int64(token), time.Now().UnixNano(), int64(s.f.cfg.timing.Lease()))
+	res, err := s.insert(octx, renewSQL, int64(token), time.Now().UnixNano(), int64(s.f.FenceTiming().Lease()))
 	if err != nil {
 		return s.indeterminateOr(ctx, "renew", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 1 {
 		if err != nil {
-			return &hoststore.IndeterminateError{Detail: "renew: " + describe(err)}
+			return &hoststore.IndeterminateError{Detail: "renew: " + sqlitedb.Describe(err)}
 		}
 		return nil
 	}
 	top, _, _, err := s.holder(octx)
 	if err != nil {
-		return s.unavailable(ctx, "renew: read holder", err)
+		return s.db.Unavailable(ctx, "renew: read holder", err)
 	}
 	if token == 0 || token > top {
 		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew: token %d was never issued (highest is %d)", token, top)}
@@ -156,10 +154,10 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 
 // lapse appends a clock row that lets every recorded lease run out.
 func (s *Store) lapse(ctx context.Context) error {
-	octx, done := s.op(ctx)
+	octx, done := s.db.Op(ctx)
 	defer done()
 	if _, err := s.insert(octx, lapseSQL, time.Now().UnixNano(), int64(time.Millisecond)); err != nil {
-		return s.unavailable(ctx, "lapse leases", err)
+		return s.db.Unavailable(ctx, "lapse leases", err)
 	}
 	return nil
 }
@@ -168,14 +166,14 @@ func (s *Store) lapse(ctx context.Context) error {
 // and a handle killed before it is Unavailable, the caller's context ended
 // is ctx.Err(), anything else Indeterminate (the statement may have landed).
 func (s *Store) indeterminateOr(ctx context.Context, what string, err error) error {
-	if busy(err) {
-		return s.unavailable(ctx, what, err)
+	if sqlitedb.Busy(err) {
+		return s.db.Unavailable(ctx, what, err)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if s.done.Load() {
+	if s.db.Done() {
 		return &hoststore.IndeterminateError{Detail: what + ": the handle was killed or closed during the insert"}
 	}
-	return &hoststore.IndeterminateError{Detail: fmt.Sprintf("%s: %s", what, describe(err))}
+	return &hoststore.IndeterminateError{Detail: fmt.Sprintf("%s: %s", what, sqlitedb.Describe(err))}
 }

@@ -93,7 +93,7 @@ func (s *Store) acquires(ctx context.Context) ([]logAcquire, error) {
 // ordered before it, was written before M was read.
 func (s *Store) readScope(ctx context.Context, ref hoststore.ScopeRef) (*view, error) {
 	var top int64
-	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM markers`).Scan(&top); err != nil {
+	if err := s.db.Read.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM markers`).Scan(&top); err != nil {
 		return nil, err
 	}
 	acquires, err := s.acquires(ctx)
@@ -156,7 +156,7 @@ func (s *Store) commitsOf(ctx context.Context, ref hoststore.ScopeRef) ([]hostst
 func (s *Store) firstMarker(ctx context.Context, id hoststore.CommitID, top int64) (logMarker, bool, error) {
 	m := logMarker{id: id}
 	var tok int64
-	err := s.read.QueryRowContext(ctx, `SELECT seq, token FROM markers WHERE commit_id = ? AND seq <= ? ORDER BY seq LIMIT 1`, string(id), top).Scan(&m.seq, &tok)
+	err := s.db.Read.QueryRowContext(ctx, `SELECT seq, token FROM markers WHERE commit_id = ? AND seq <= ? ORDER BY seq LIMIT 1`, string(id), top).Scan(&m.seq, &tok)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, false, nil
 	}
@@ -180,7 +180,7 @@ func fenced(m logMarker, acquires []logAcquire) bool {
 
 // query runs a read and calls row for every row of its answer.
 func (s *Store) query(ctx context.Context, q string, args []any, row func(*sql.Rows) error) error {
-	rows, err := s.read.QueryContext(ctx, q, args...)
+	rows, err := s.db.Read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}

@@ -7,41 +7,39 @@ import (
 	"sort"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // head fetches the head that batch id wrote for ref.
 func (s *Store) head(ctx context.Context, ref hoststore.ScopeRef, id hoststore.CommitID) ([]byte, error) {
 	var head []byte
-	err := s.read.QueryRowContext(ctx,
+	err := s.db.Read.QueryRowContext(ctx,
 		`SELECT head FROM updates_log WHERE commit_id = ? AND kind = ? AND name = ? AND has_head = 1 LIMIT 1`,
 		string(id), int64(ref.Kind), []byte(ref.Name)).Scan(&head)
 	if err != nil {
 		return nil, fmt.Errorf("head of %s by %q: %w", ref, id, err)
 	}
-	return nonNil(head), nil
+	return sqlitedb.NonNil(head), nil
 }
 
 // LoadHead answers the scope's visible head, or nil, nil when the scope was
 // never created, was deleted, or only batches a load hides wrote it.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "load head: " + err.Error()}
-	}
-	if err := s.gone("load head"); err != nil {
+	octx, done, err := s.db.Call(ctx, "load head", scope.Validate())
+	if err != nil {
 		return nil, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	v, err := s.readScope(octx, scope)
 	if err != nil {
-		return nil, s.unavailable(ctx, "load head: read log", err)
+		return nil, s.db.Unavailable(ctx, "load head: read log", err)
 	}
 	if v == nil || v.deleted {
 		return nil, nil
 	}
 	head, err := s.head(octx, scope, v.headID)
 	if err != nil {
-		return nil, s.unavailable(ctx, "load head", err)
+		return nil, s.db.Unavailable(ctx, "load head", err)
 	}
 	return &hoststore.VersionedHead{Version: v.version, CommitID: v.id, Head: head}, nil
 }
@@ -51,20 +49,14 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 // limit. Next is the last name returned when more follow, nil when the
 // listing has ended. limit <= 0 is *hoststore.InvalidError.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
-	if !kind.Valid() {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: kind %d is not a kind", uint8(kind))}
-	}
-	if limit <= 0 {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: limit %d is not positive", limit)}
-	}
-	if err := s.gone("list heads"); err != nil {
+	octx, done, err := s.db.Call(ctx, "list heads", sqlitedb.Kind(kind), sqlitedb.Limit(limit))
+	if err != nil {
 		return hoststore.HeadPage{}, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	views, err := s.readLog(octx)
 	if err != nil {
-		return hoststore.HeadPage{}, s.unavailable(ctx, "list heads: read log", err)
+		return hoststore.HeadPage{}, s.db.Unavailable(ctx, "list heads: read log", err)
 	}
 	var names []hoststore.ScopeName
 	for ref, v := range views {
@@ -85,7 +77,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 		v := views[ref]
 		head, err := s.head(octx, ref, v.headID)
 		if err != nil {
-			return hoststore.HeadPage{}, s.unavailable(ctx, "list heads", err)
+			return hoststore.HeadPage{}, s.db.Unavailable(ctx, "list heads", err)
 		}
 		page.Heads = append(page.Heads, hoststore.NamedHead{Name: name, Head: hoststore.VersionedHead{Version: v.version, CommitID: v.id, Head: head}})
 	}
@@ -97,20 +89,14 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 // *hoststore.InvalidError; a scope that does not exist has no rows; limit
 // <= 0 is *hoststore.InvalidError.
 func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "read rows: " + err.Error()}
-	}
-	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read rows: limit %d is not positive", limit)}
-	}
-	if err := s.gone("read rows"); err != nil {
+	octx, done, err := s.db.Call(ctx, "read rows", scope.Validate(), sqlitedb.Limit(limit))
+	if err != nil {
 		return nil, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	v, err := s.readScope(octx, scope)
 	if err != nil {
-		return nil, s.unavailable(ctx, "read rows: read log", err)
+		return nil, s.db.Unavailable(ctx, "read rows: read log", err)
 	}
 	out := []hoststore.Row{}
 	if v == nil || v.deleted {
@@ -126,7 +112,7 @@ func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hos
 	for _, p := range v.rowsIn(uint64(from), to) {
 		got, err := s.piece(octx, scope, p)
 		if err != nil {
-			return nil, s.unavailable(ctx, "read rows", err)
+			return nil, s.db.Unavailable(ctx, "read rows", err)
 		}
 		out = append(out, got...)
 	}
@@ -153,7 +139,7 @@ func (s *Store) piece(ctx context.Context, scope hoststore.ScopeRef, p piece) ([
 			if uint64(idx) != want {
 				return fmt.Errorf("row %d of %s by %q is missing from the log", p.base+want, scope, p.id)
 			}
-			out = append(out, hoststore.Row{Index: hoststore.RowIndex(p.base + want), Data: nonNil(data)})
+			out = append(out, hoststore.Row{Index: hoststore.RowIndex(p.base + want), Data: sqlitedb.NonNil(data)})
 			want++
 			return nil
 		})

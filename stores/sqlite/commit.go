@@ -8,6 +8,7 @@ import (
 
 	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // querier is what the checks read through: a *sql.Tx of either pool.
@@ -113,21 +114,18 @@ func admits(id hoststore.CommitID, u hoststore.ScopeUpdate, st scopeState) error
 // *hoststore.UnavailableError when nothing was applied and
 // *hoststore.IndeterminateError when COMMIT failed.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
-	if b == nil {
-		return &hoststore.InvalidError{Detail: "commit: no batch"}
-	}
-	if err := s.gone("commit"); err != nil {
+	octx, done, err := s.db.Call(ctx, "commit", sqlitedb.Batch(b))
+	if err != nil {
 		return err
 	}
+	defer done()
 	id := b.CommitID()
 	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
 		return err
 	}
-	octx, done := s.op(ctx)
-	defer done()
 	v, err := s.precheck(octx, b)
 	if err != nil {
-		return s.unavailable(ctx, "commit: precheck", err)
+		return s.db.Unavailable(ctx, "commit: precheck", err)
 	}
 	if v.landed {
 		return nil
@@ -145,7 +143,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
 		return err
 	}
-	if s.killed.Load() {
+	if s.db.Killed() {
 		return &hoststore.IndeterminateError{Detail: fmt.Sprintf("commit %q: the handle was killed after COMMIT; the answer is lost", id)}
 	}
 	return nil
@@ -153,7 +151,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 
 // precheck runs the checks in a read-only snapshot, without the write lock.
 func (s *Store) precheck(ctx context.Context, b *hoststore.CommitBatch) (verdict, error) {
-	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.Read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return verdict{}, err
 	}
@@ -168,14 +166,14 @@ func (s *Store) precheck(ctx context.Context, b *hoststore.CommitBatch) (verdict
 // reports a commit id that another attempt committed meanwhile. ctx is the
 // caller's, octx the call's (ended by Kill too).
 func (s *Store) apply(ctx, octx context.Context, b *hoststore.CommitBatch) (landed bool, err error) {
-	tx, err := s.write.BeginTx(octx, nil)
+	tx, err := s.db.Write.BeginTx(octx, nil)
 	if err != nil {
-		return false, s.unavailable(ctx, "commit: begin", err)
+		return false, s.db.Unavailable(ctx, "commit: begin", err)
 	}
 	v, err := check(octx, tx, b)
 	if err != nil {
 		rollback(tx)
-		return false, s.unavailable(ctx, "commit: check", err)
+		return false, s.db.Unavailable(ctx, "commit: check", err)
 	}
 	if v.landed || v.refuse != nil {
 		rollback(tx)
@@ -183,7 +181,7 @@ func (s *Store) apply(ctx, octx context.Context, b *hoststore.CommitBatch) (land
 	}
 	if err := write(octx, tx, b, v.states); err != nil {
 		rollback(tx)
-		return false, s.unavailable(ctx, "commit: write", err)
+		return false, s.db.Unavailable(ctx, "commit: write", err)
 	}
 	return false, s.commitTx(ctx, tx)
 }

@@ -2,19 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // URLScheme is the scheme of this store's URL form, sqlite:PATH.
@@ -24,37 +15,34 @@ const URLScheme = "sqlite"
 // (busy_timeout) before the call answers *hoststore.UnavailableError.
 const DefaultBusyTimeout = 5 * time.Second
 
+// flavor is what sets this store apart in package sqlitedb: write
+// transactions start BEGIN IMMEDIATE, and the schema is created in one.
+var flavor = &sqlitedb.Flavor{
+	Name:               "sqlite store",
+	DefaultBusyTimeout: DefaultBusyTimeout,
+	Scheme:             URLScheme,
+	RealmPattern:       "realm-*.sqlite",
+	Schema:             schema,
+	SchemaNoun:         "schema",
+	Transactional:      true,
+}
+
 // Option configures a Factory.
 type Option func(*config) error
 
-type config struct {
-	timing      hoststore.FenceTiming
-	busyTimeout time.Duration
-}
+type config = sqlitedb.Config
 
 // WithFenceTiming sets the fence timing the store declares and records
 // leases with; the default is hoststore.DefaultFenceTiming. A zero
 // (unconstructed) timing is refused.
 func WithFenceTiming(t hoststore.FenceTiming) Option {
-	return func(c *config) error {
-		if !t.Valid() {
-			return errors.New("sqlite store: fence timing is not valid (build it with hoststore.NewFenceTiming)")
-		}
-		c.timing = t
-		return nil
-	}
+	return Option(flavor.WithFenceTiming(t))
 }
 
 // WithBusyTimeout sets SQLite's busy_timeout; the default is
 // DefaultBusyTimeout. It must be at least one millisecond.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d < time.Millisecond {
-			return fmt.Errorf("sqlite store: busy timeout %s is below one millisecond", d)
-		}
-		c.busyTimeout = d
-		return nil
-	}
+	return Option(flavor.WithBusyTimeout(d))
 }
 
 // Factory is one realm: one SQLite database file. It implements
@@ -62,8 +50,7 @@ func WithBusyTimeout(d time.Duration) Option {
 // own. A Factory holds no connection between calls and is safe for
 // concurrent use.
 type Factory struct {
-	path string
-	cfg  config
+	file *sqlitedb.File
 }
 
 var _ hoststore.HostStoreFactory = (*Factory)(nil)
@@ -72,36 +59,19 @@ var _ hoststore.HostStoreFactory = (*Factory)(nil)
 // and its schema when absent (an existing file is used as it stands). The
 // path must not contain '?' and must not start with "file:".
 func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
-	cfg := config{timing: hoststore.DefaultFenceTiming(), busyTimeout: DefaultBusyTimeout}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("sqlite store: path %q is empty, contains '?' or starts with \"file:\"", path)
-	}
-	abs, err := filepath.Abs(path)
+	file, err := sqlitedb.New(ctx, flavor, path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: path %q: %w", path, err)
-	}
-	f := &Factory{path: abs, cfg: cfg}
-	if err := f.createSchema(ctx); err != nil {
 		return nil, err
 	}
-	return f, nil
+	return &Factory{file: file}, nil
 }
 
 // NewRealm makes a fresh, empty realm in a new file inside dir (for example
 // a test's t.TempDir()).
 func NewRealm(ctx context.Context, dir string, opts ...Option) (*Factory, error) {
-	file, err := os.CreateTemp(dir, "realm-*.sqlite")
+	name, err := flavor.NewRealmFile(dir)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: new realm in %q: %w", dir, err)
-	}
-	name := file.Name()
-	if err := file.Close(); err != nil {
-		return nil, fmt.Errorf("sqlite store: new realm %q: %w", name, err)
+		return nil, err
 	}
 	return New(ctx, name, opts...)
 }
@@ -118,39 +88,15 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 
 // ParseURL answers the file path of a URL of the form sqlite:PATH or
 // sqlite://PATH.
-func ParseURL(u string) (string, error) {
-	rest, ok := strings.CutPrefix(u, URLScheme+":")
-	if !ok {
-		return "", fmt.Errorf("sqlite store: url %q does not start with %q", u, URLScheme+":")
-	}
-	if p, ok := strings.CutPrefix(rest, "//"); ok {
-		rest = p
-	}
-	if rest == "" {
-		return "", fmt.Errorf("sqlite store: url %q names no file", u)
-	}
-	return rest, nil
-}
+func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
 // Path is the absolute path of the realm's database file.
-func (f *Factory) Path() string { return f.path }
+func (f *Factory) Path() string { return f.file.Path() }
 
 // FenceTiming is the timing every handle of the realm declares.
-func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.cfg.timing }
+func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.file.Config().Timing }
 
-// dsn is the driver's data source name: the plain path, then the pragmas
-// every connection runs. immediate makes BeginTx start BEGIN IMMEDIATE.
-func (f *Factory) dsn(immediate bool) string {
-	q := url.Values{}
-	q.Set("_busy_timeout", strconv.FormatInt(f.cfg.busyTimeout.Milliseconds(), 10))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
-	if immediate {
-		q.Set("_txlock", "immediate")
-	}
-	return f.path + "?" + q.Encode()
-}
-
+// schema is the store's tables; see the package doc.
 const schema = `
 CREATE TABLE IF NOT EXISTS scopes (
 	kind INTEGER NOT NULL,
@@ -184,28 +130,6 @@ INSERT OR IGNORE INTO fence (id, token, lease_expiry) VALUES (1, 0, 0);
 INSERT OR IGNORE INTO clock (id, offset_ns) VALUES (1, 0);
 `
 
-func (f *Factory) createSchema(ctx context.Context) error {
-	db, err := sql.Open("sqlite", f.dsn(true))
-	if err != nil {
-		return fmt.Errorf("sqlite store: open %q: %w", f.path, err)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err == nil {
-		if _, err = tx.ExecContext(ctx, schema); err != nil {
-			err = errors.Join(err, tx.Rollback())
-		} else {
-			err = tx.Commit()
-		}
-	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite store: create schema in %q: %w", f.path, err)
-	}
-	return nil
-}
-
 // Open is a new process over the realm: new pools over the file that share
 // nothing with earlier handles. It answers *hoststore.UnavailableError when
 // the file cannot be opened, or ctx.Err().
@@ -227,9 +151,5 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.lapse(ctx)
-	if cerr := s.Close(); err == nil && cerr != nil {
-		err = &hoststore.UnavailableError{Detail: "lapse fence leases: close: " + cerr.Error()}
-	}
-	return err
+	return s.db.CloseAfter(s.lapse(ctx), "lapse fence leases")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // fenceState is the fence row and "now" on the realm's clock, read in one
@@ -45,22 +46,19 @@ func (st fenceState) live() (time.Duration, bool) {
 // holder answers *hoststore.HeldError; Takeover supersedes any holder and
 // reports what remained of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
-	if mode != hoststore.Exclusive && mode != hoststore.Takeover {
-		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire: unknown mode %s", mode)}
-	}
-	if err := s.gone("acquire"); err != nil {
+	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))
+	if err != nil {
 		return hoststore.FenceGrant{}, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
-	tx, err := s.write.BeginTx(octx, nil)
+	tx, err := s.db.Write.BeginTx(octx, nil)
 	if err != nil {
-		return hoststore.FenceGrant{}, s.unavailable(ctx, "acquire: begin", err)
+		return hoststore.FenceGrant{}, s.db.Unavailable(ctx, "acquire: begin", err)
 	}
 	st, err := readFence(octx, tx)
 	if err != nil {
 		rollback(tx)
-		return hoststore.FenceGrant{}, s.unavailable(ctx, "acquire: read fence", err)
+		return hoststore.FenceGrant{}, s.db.Unavailable(ctx, "acquire: read fence", err)
 	}
 	remaining, live := st.live()
 	if live && mode == hoststore.Exclusive {
@@ -68,10 +66,10 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 		return hoststore.FenceGrant{}, &hoststore.HeldError{Holder: st.token, Remaining: remaining}
 	}
 	next := st.token + 1
-	lease := st.now + int64(s.f.cfg.timing.Lease())
+	lease := st.now + int64(s.f.FenceTiming().Lease())
 	if _, err := tx.ExecContext(octx, `UPDATE fence SET token = ?, lease_expiry = ? WHERE id = 1`, int64(next), lease); err != nil {
 		rollback(tx)
-		return hoststore.FenceGrant{}, s.unavailable(ctx, "acquire: write fence", err)
+		return hoststore.FenceGrant{}, s.db.Unavailable(ctx, "acquire: write fence", err)
 	}
 	if err := s.commitTx(ctx, tx); err != nil {
 		return hoststore.FenceGrant{}, err
@@ -83,19 +81,19 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 // lease lapsed. A token never issued (0 or above the highest) is
 // *hoststore.InvalidError; a superseded one *hoststore.FencedOutError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
-	if err := s.gone("renew"); err != nil {
+	octx, done, err := s.db.Call(ctx, "renew")
+	if err != nil {
 		return err
 	}
-	octx, done := s.op(ctx)
 	defer done()
-	tx, err := s.write.BeginTx(octx, nil)
+	tx, err := s.db.Write.BeginTx(octx, nil)
 	if err != nil {
-		return s.unavailable(ctx, "renew: begin", err)
+		return s.db.Unavailable(ctx, "renew: begin", err)
 	}
 	st, err := readFence(octx, tx)
 	if err != nil {
 		rollback(tx)
-		return s.unavailable(ctx, "renew: read fence", err)
+		return s.db.Unavailable(ctx, "renew: read fence", err)
 	}
 	if token == 0 || token > st.token {
 		rollback(tx)
@@ -105,26 +103,26 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 		rollback(tx)
 		return &hoststore.FencedOutError{Current: st.token}
 	}
-	lease := st.now + int64(s.f.cfg.timing.Lease())
+	lease := st.now + int64(s.f.FenceTiming().Lease())
 	if _, err := tx.ExecContext(octx, `UPDATE fence SET lease_expiry = ? WHERE id = 1`, lease); err != nil {
 		rollback(tx)
-		return s.unavailable(ctx, "renew: write fence", err)
+		return s.db.Unavailable(ctx, "renew: write fence", err)
 	}
 	return s.commitTx(ctx, tx)
 }
 
 // lapse moves the realm's clock offset just past the recorded lease.
 func (s *Store) lapse(ctx context.Context) error {
-	octx, done := s.op(ctx)
+	octx, done := s.db.Op(ctx)
 	defer done()
-	tx, err := s.write.BeginTx(octx, nil)
+	tx, err := s.db.Write.BeginTx(octx, nil)
 	if err != nil {
-		return s.unavailable(ctx, "lapse leases: begin", err)
+		return s.db.Unavailable(ctx, "lapse leases: begin", err)
 	}
 	st, err := readFence(octx, tx)
 	if err != nil {
 		rollback(tx)
-		return s.unavailable(ctx, "lapse leases: read fence", err)
+		return s.db.Unavailable(ctx, "lapse leases: read fence", err)
 	}
 	if st.expiry < st.now {
 		rollback(tx)
@@ -133,7 +131,7 @@ func (s *Store) lapse(ctx context.Context) error {
 	offset := st.offset + (st.expiry - st.now) + int64(time.Millisecond)
 	if _, err := tx.ExecContext(octx, `UPDATE clock SET offset_ns = ? WHERE id = 1`, offset); err != nil {
 		rollback(tx)
-		return s.unavailable(ctx, "lapse leases: write clock", err)
+		return s.db.Unavailable(ctx, "lapse leases: write clock", err)
 	}
 	return s.commitTx(ctx, tx)
 }
@@ -142,9 +140,9 @@ func (s *Store) lapse(ctx context.Context) error {
 // error is then *hoststore.IndeterminateError, whatever ended it. A call
 // whose context ended (or whose handle died) before COMMIT is rolled back.
 func (s *Store) commitTx(ctx context.Context, tx *sql.Tx) error {
-	if ctx.Err() != nil || s.done.Load() {
+	if ctx.Err() != nil || s.db.Done() {
 		rollback(tx)
-		return s.unavailable(ctx, "commit", context.Canceled)
+		return s.db.Unavailable(ctx, "commit", context.Canceled)
 	}
 	if err := tx.Commit(); err != nil {
 		return indeterminate("commit", err)

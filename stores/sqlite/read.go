@@ -8,23 +8,21 @@ import (
 	"math"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // LoadHead answers the scope's visible head, or nil, nil when the scope was
 // never created or was deleted. It reads without the write lock (WAL).
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "load head: " + err.Error()}
-	}
-	if err := s.gone("load head"); err != nil {
+	octx, done, err := s.db.Call(ctx, "load head", scope.Validate())
+	if err != nil {
 		return nil, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	var version int64
 	var id string
 	var head []byte
-	err := s.read.QueryRowContext(octx,
+	err = s.db.Read.QueryRowContext(octx,
 		`SELECT version, commit_id, head FROM scopes WHERE kind = ? AND name = ? AND deleted = 0`,
 		int64(scope.Kind), []byte(scope.Name),
 	).Scan(&version, &id, &head)
@@ -32,9 +30,9 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 		return nil, nil
 	}
 	if err != nil {
-		return nil, s.unavailable(ctx, "load head", err)
+		return nil, s.db.Unavailable(ctx, "load head", err)
 	}
-	return &hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: nonNil(head)}, nil
+	return &hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: sqlitedb.NonNil(head)}, nil
 }
 
 // ListHeads answers the visible scopes of kind whose names sort after
@@ -43,26 +41,20 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 // more follow, nil when the listing has ended. limit <= 0 is
 // *hoststore.InvalidError.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
-	if !kind.Valid() {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: kind %d is not a kind", uint8(kind))}
-	}
-	if limit <= 0 {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list heads: limit %d is not positive", limit)}
-	}
-	if err := s.gone("list heads"); err != nil {
+	octx, done, err := s.db.Call(ctx, "list heads", sqlitedb.Kind(kind), sqlitedb.Limit(limit))
+	if err != nil {
 		return hoststore.HeadPage{}, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
 	from := []byte{}
 	if after != nil {
 		from = []byte(*after)
 	}
-	rows, err := s.read.QueryContext(octx,
+	rows, err := s.db.Read.QueryContext(octx,
 		`SELECT name, version, commit_id, head FROM scopes WHERE kind = ? AND deleted = 0 AND name > ? ORDER BY name LIMIT ?`,
 		int64(kind), from, int64(limit)+1)
 	if err != nil {
-		return hoststore.HeadPage{}, s.unavailable(ctx, "list heads", err)
+		return hoststore.HeadPage{}, s.db.Unavailable(ctx, "list heads", err)
 	}
 	var page hoststore.HeadPage
 	more := false
@@ -75,15 +67,15 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 		var version int64
 		var id string
 		if err := rows.Scan(&name, &version, &id, &head); err != nil {
-			return hoststore.HeadPage{}, errors.Join(s.unavailable(ctx, "list heads", err), rows.Close())
+			return hoststore.HeadPage{}, errors.Join(s.db.Unavailable(ctx, "list heads", err), rows.Close())
 		}
 		page.Heads = append(page.Heads, hoststore.NamedHead{
 			Name: hoststore.ScopeName(name),
-			Head: hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: nonNil(head)},
+			Head: hoststore.VersionedHead{Version: hoststore.ScopeVersion(uint64(version)), CommitID: hoststore.CommitID(id), Head: sqlitedb.NonNil(head)},
 		})
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return hoststore.HeadPage{}, s.unavailable(ctx, "list heads", err)
+		return hoststore.HeadPage{}, s.db.Unavailable(ctx, "list heads", err)
 	}
 	if more {
 		last := page.Heads[len(page.Heads)-1].Name
@@ -98,20 +90,14 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 // <= 0 is *hoststore.InvalidError. The scope's range and its rows are read
 // in one snapshot.
 func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "read rows: " + err.Error()}
-	}
-	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read rows: limit %d is not positive", limit)}
-	}
-	if err := s.gone("read rows"); err != nil {
+	octx, done, err := s.db.Call(ctx, "read rows", scope.Validate(), sqlitedb.Limit(limit))
+	if err != nil {
 		return nil, err
 	}
-	octx, done := s.op(ctx)
 	defer done()
-	tx, err := s.read.BeginTx(octx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.Read.BeginTx(octx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, s.unavailable(ctx, "read rows", err)
+		return nil, s.db.Unavailable(ctx, "read rows", err)
 	}
 	out, err := readRows(octx, tx, scope, from, limit)
 	if rerr := tx.Rollback(); err == nil && rerr != nil {
@@ -119,7 +105,7 @@ func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hos
 	}
 	var inv *hoststore.InvalidError
 	if err != nil && !errors.As(err, &inv) {
-		return nil, s.unavailable(ctx, "read rows", err)
+		return nil, s.db.Unavailable(ctx, "read rows", err)
 	}
 	return out, err
 }
@@ -151,14 +137,7 @@ func readRows(ctx context.Context, tx *sql.Tx, scope hoststore.ScopeRef, from ho
 		if err := rows.Scan(&idx, &data); err != nil {
 			return nil, errors.Join(err, rows.Close())
 		}
-		out = append(out, hoststore.Row{Index: hoststore.RowIndex(idx), Data: nonNil(data)})
+		out = append(out, hoststore.Row{Index: hoststore.RowIndex(idx), Data: sqlitedb.NonNil(data)})
 	}
 	return out, errors.Join(rows.Err(), rows.Close())
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

@@ -9,19 +9,24 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// benchWriter opens a handle over a fresh realm and takes the fence.
-func benchWriter(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory) (hoststore.HostStore, hoststore.FenceToken) {
+// benchWriters opens handles handles over a fresh realm and takes the
+// fence with the first.
+func benchWriters(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory, handles int) ([]hoststore.HostStore, hoststore.FenceToken) {
 	b.Helper()
 	f := newFactory(b)
-	s, err := f.Open(b.Context())
-	if err != nil {
-		b.Fatalf("Open: %v", err)
+	stores := make([]hoststore.HostStore, handles)
+	for i := range stores {
+		s, err := f.Open(b.Context())
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		stores[i] = s
 	}
-	g, err := s.AcquireFence(b.Context(), hoststore.Exclusive)
+	g, err := stores[0].AcquireFence(b.Context(), hoststore.Exclusive)
 	if err != nil {
 		b.Fatalf("AcquireFence: %v", err)
 	}
-	return s, g.Token
+	return stores, g.Token
 }
 
 // smallUpdate is the next version of one scope: a 64-byte head and one
@@ -38,7 +43,8 @@ func smallUpdate(ref hoststore.ScopeRef, v hoststore.ScopeVersion) hoststore.Sco
 // BenchCommitSmall measures the latency of one small batch commit (one
 // scope: a 64-byte head and one 128-byte row), one after another.
 func BenchCommitSmall(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory) {
-	s, tok := benchWriter(b, newFactory)
+	stores, tok := benchWriters(b, newFactory, 1)
+	s := stores[0]
 	ref := hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "bench"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -56,45 +62,22 @@ func BenchCommitSmall(b *testing.B, newFactory func(testing.TB) hoststore.HostSt
 // at once on one handle, each on a scope of its own (ns/op is per commit,
 // over all writers).
 func BenchCommitParallel(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory, writers int) {
-	s, tok := benchWriter(b, newFactory)
-	procs := runtime.GOMAXPROCS(0)
-	b.SetParallelism((writers + procs - 1) / procs)
-	var next atomic.Int64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		w := next.Add(1)
-		ref := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName(fmt.Sprintf("writer-%03d", w))}
-		for v := 0; pb.Next(); v++ {
-			bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("par-%d-%d", w, v)), tok, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(v))})
-			if err == nil {
-				err = s.Commit(b.Context(), bt)
-			}
-			if err != nil {
-				b.Errorf("writer %d: Commit: %v", w, err)
-				return
-			}
-		}
-	})
+	stores, tok := benchWriters(b, newFactory, 1)
+	commitParallel(b, stores, tok, writers, "par")
 }
 
 // BenchCommitParallelHandles is BenchCommitParallel with the writers spread
 // over handles handles ("processes") of one realm, round robin: writers of
 // different handles meet at the backend's own lock.
 func BenchCommitParallelHandles(b *testing.B, newFactory func(testing.TB) hoststore.HostStoreFactory, writers, handles int) {
-	f := newFactory(b)
-	stores := make([]hoststore.HostStore, handles)
-	for i := range stores {
-		s, err := f.Open(b.Context())
-		if err != nil {
-			b.Fatalf("Open: %v", err)
-		}
-		stores[i] = s
-	}
-	g, err := stores[0].AcquireFence(b.Context(), hoststore.Exclusive)
-	if err != nil {
-		b.Fatalf("AcquireFence: %v", err)
-	}
+	stores, tok := benchWriters(b, newFactory, handles)
+	commitParallel(b, stores, tok, writers, "handles")
+}
+
+// commitParallel runs writers goroutines, spread over stores round robin,
+// each committing small batches to a scope of its own under tok; commit ids
+// start with prefix.
+func commitParallel(b *testing.B, stores []hoststore.HostStore, tok hoststore.FenceToken, writers int, prefix string) {
 	procs := runtime.GOMAXPROCS(0)
 	b.SetParallelism((writers + procs - 1) / procs)
 	var next atomic.Int64
@@ -102,10 +85,10 @@ func BenchCommitParallelHandles(b *testing.B, newFactory func(testing.TB) hostst
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		w := next.Add(1)
-		s := stores[int(w)%handles]
+		s := stores[int(w)%len(stores)]
 		ref := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName(fmt.Sprintf("writer-%03d", w))}
 		for v := 0; pb.Next(); v++ {
-			bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("handles-%d-%d", w, v)), g.Token, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(v))})
+			bt, err := hoststore.NewCommitBatch(hoststore.CommitID(fmt.Sprintf("%s-%d-%d", prefix, w, v)), tok, []hoststore.ScopeUpdate{smallUpdate(ref, hoststore.ScopeVersion(v))})
 			if err == nil {
 				err = s.Commit(b.Context(), bt)
 			}
