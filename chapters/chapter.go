@@ -92,12 +92,23 @@ func Chapters() []Chapter {
 }
 
 // RegisterAll registers every chapter for cfg; each gets a realm of its own.
+// They sit in one container, so that Ginkgo, which shuffles top-level
+// containers, runs them in the order Chapters lists them.
 func RegisterAll(cfg Config) bool {
-	for _, c := range Chapters() {
-		c.Register(cfg)
-	}
+	Describe("conform", Ordered, ContinueOnFailure, func() {
+		nested = true
+		defer func() { nested = false }()
+		for _, c := range Chapters() {
+			c.Register(cfg)
+		}
+	})
 	return true
 }
+
+// nested is true while RegisterAll registers the chapters inside its own
+// Ordered container, which alone may carry ContinueOnFailure (Ginkgo's rule
+// for nested Ordered containers).
+var nested bool
 
 // RegisterRows registers a chapter made of rows: one Ordered container
 // over one realm, made fresh by cfg.NewRealm when the chapter starts. The
@@ -106,7 +117,11 @@ func RegisterAll(cfg Config) bool {
 // checks. Chapters other than the host store chapter use it too.
 func RegisterRows(cfg Config, id, title string, rows []*Row) bool {
 	var env *Env
-	Describe(title, Ordered, ContinueOnFailure, Label("chapter:"+id), func() {
+	decorators := []any{Ordered, Label("chapter:" + id)}
+	if !nested {
+		decorators = append(decorators, ContinueOnFailure)
+	}
+	Describe(title, append(decorators, func() {
 		BeforeAll(func(ctx SpecContext) {
 			e, err := newEnv(ctx, cfg)
 			if err != nil {
@@ -125,7 +140,7 @@ func RegisterRows(cfg Config, id, title string, rows []*Row) bool {
 				row.register(&rowEnv{row: row, env: func() *Env { return env }, spec: []any{SpecTimeout(cfg.rowTimeout())}})
 			})
 		}
-	})
+	})...)
 	return true
 }
 

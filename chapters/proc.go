@@ -95,7 +95,9 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) e
 		p.mu.Unlock()
 		b := &Breach{Op: op, Kind: "hang", Detail: "the store did not answer within the row's time bound (" + ctx.Err().Error() + ")"}
 		p.env.noteBreach(b)
-		go p.wrap.Kill() // the handle is not used again; Kill may itself block in a hung store
+		if w := p.wrap; w != nil {
+			go w.Kill() // the handle is not used again; Kill may itself block in a hung store
+		}
 		return b
 	}
 }

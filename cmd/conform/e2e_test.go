@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/conform-spi/conform/harness"
@@ -321,6 +323,62 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 		}
 		if row.Status != want {
 			t.Errorf("reproduce: row %s %s, want %s", row.ID, row.Status, want)
+		}
+	}
+}
+
+// TestInterruptWritesReports sends SIGINT once the run has shown its first
+// row, and expects the reports all the same, with the unfinished rows not
+// run and the run marked interrupted.
+func TestInterruptWritesReports(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "run", "--report-dir", dir, "--failpoint", "commit-locked=sleep(20)")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), "PASS") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s\n%s", err, strings.Join(seen, "\n"), errb.String())
+	}
+	if !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", errb.String())
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatalf("no report after an interrupt: %v", err)
+	}
+	if !run.Interrupted {
+		t.Error("report.json does not mark the run interrupted")
+	}
+	c := run.Counts()
+	if c[reports.StatusNotRun] == 0 || c[reports.StatusPassed] == 0 {
+		t.Errorf("counts %v: want some rows passed before the interrupt and some not run", c)
+	}
+	for _, f := range reports.Files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("report %s: %v", f, err)
 		}
 	}
 }
