@@ -189,17 +189,25 @@ func (e *Env) longRun(ctx context.Context, f lrFault, k int, unsafe writer.Unsaf
 // process found or made them.
 func (s *lrSpec) done() int { return s.rounds }
 
+// onceAt makes the driver run f the first time it reaches point pt of
+// round k, and never again.
+func onceAt(d *lrDriver, pt lrPoint, k int, f func() error) {
+	fired := false
+	d.hook = func(p lrPoint, at int) error {
+		if p != pt || at != k || fired {
+			return nil
+		}
+		fired = true
+		return f()
+	}
+}
+
 func killAt(pt lrPoint) func(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 	return func(s *lrSpec, lp *labProc, d *lrDriver, k int) {
-		fired := false
-		d.hook = func(p lrPoint, at int) error {
-			if p != pt || at != k || fired {
-				return nil
-			}
-			fired = true
+		onceAt(d, pt, k, func() error {
 			lp.kill()
 			return errScenarioKill
-		}
+		})
 	}
 }
 
@@ -238,12 +246,7 @@ func armIndeterminate(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 }
 
 func armRenewFails(s *lrSpec, lp *labProc, d *lrDriver, k int) {
-	fired := false
-	d.hook = func(p lrPoint, at int) error {
-		if p != ptAfterModel || at != k || fired {
-			return nil
-		}
-		fired = true
+	onceAt(d, ptAfterModel, k, func() error {
 		failed := false
 		lp.st.setHooks(func(st *obsStore) {
 			st.beforeRenew = func() error {
@@ -257,29 +260,19 @@ func armRenewFails(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 		s.l.e.Note("the next renew of p%d fails; one renew interval passes", lp.pid)
 		s.l.clock.Advance(s.l.timing.RenewInterval())
 		return nil
-	}
+	})
 }
 
 func armPause(s *lrSpec, lp *labProc, d *lrDriver, k int) {
-	fired := false
-	d.hook = func(p lrPoint, at int) error {
-		if p != ptBeforeTool || at != k || fired {
-			return nil
-		}
-		fired = true
+	onceAt(d, ptBeforeTool, k, func() error {
 		s.l.e.Note("p%d pauses for its self-fence window, %s", lp.pid, s.l.timing.SelfFenceWindow())
 		s.l.clock.Pause(s.l.timing.SelfFenceWindow())
 		return nil
-	}
+	})
 }
 
 func armTakeover(s *lrSpec, lp *labProc, d *lrDriver, k int) {
-	fired := false
-	d.hook = func(p lrPoint, at int) error {
-		if p != ptBeforeTool || at != k || fired {
-			return nil
-		}
-		fired = true
+	onceAt(d, ptBeforeTool, k, func() error {
 		s.l.e.Note("p%d waits before a tool call of round %d; another process takes over and runs on", lp.pid, k)
 		nb, db := s.start(true)
 		if err := db.run(); err != nil {
@@ -288,5 +281,5 @@ func armTakeover(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 		nb.w.Close()
 		s.l.e.Note("p%d goes on with its tool call", lp.pid)
 		return nil
-	}
+	})
 }
