@@ -13,17 +13,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 	r := s.r
 	id := b.CommitID()
 	ups := b.Updates()
-	r.mu.Lock()
-	switch {
-	case s.killed.Load():
-		r.mu.Unlock()
-		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
-	case r.landed[id]:
-		r.mu.Unlock()
-		return nil
-	}
-	if err := r.checkLocked(b); err != nil {
-		r.mu.Unlock()
+	if ok, err := s.openLocked(b); !ok {
 		return err
 	}
 	r.landed[id] = true
@@ -53,17 +43,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error {
 	r := s.r
 	id := b.CommitID()
-	r.mu.Lock()
-	switch {
-	case s.killed.Load():
-		r.mu.Unlock()
-		return &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
-	case r.landed[id]:
-		r.mu.Unlock()
-		return nil
-	}
-	if err := r.checkLocked(b); err != nil {
-		r.mu.Unlock()
+	if ok, err := s.openLocked(b); !ok {
 		return err
 	}
 	undo := map[hoststore.ScopeRef]*scope{}
@@ -103,4 +83,26 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 	r.landed[id] = true
 	r.mu.Unlock()
 	return faults.At(ctx, faults.CommitAfterPoint, id)
+}
+
+// openLocked starts one of the buggy commits: it takes the realm mutex and
+// checks the handle, the commit id and the batch. It answers true with the
+// mutex held when the commit goes on; otherwise the mutex is released and
+// err is the commit's answer (nil for a landed commit id).
+func (s *Store) openLocked(b *hoststore.CommitBatch) (bool, error) {
+	r := s.r
+	r.mu.Lock()
+	switch {
+	case s.killed.Load():
+		r.mu.Unlock()
+		return false, &hoststore.UnavailableError{Detail: "the handle was killed; nothing was applied"}
+	case r.landed[b.CommitID()]:
+		r.mu.Unlock()
+		return false, nil
+	}
+	if err := r.checkLocked(b); err != nil {
+		r.mu.Unlock()
+		return false, err
+	}
+	return true, nil
 }
