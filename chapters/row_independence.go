@@ -43,12 +43,7 @@ func rowIndependence() *Row {
 			held := e.Scope(hoststore.KindSession, "held")
 			e.Commit(ctx, w, e.Batch(w, "setup", e.Up(held, WithHead([]byte("h0")))), ObDurable)
 			hb := e.Batch(w, "held", e.Up(held, WithHead([]byte("h1")), WithAppend([]byte("held-row"))))
-			h := faults.HoldAt(faults.CommitLocked, matchID(hb.CommitID()))
-			defer h.Disarm()
-			res := goCommit(ctx, w, hb)
-			if !e.waitArrived(ctx, h, res) {
-				return
-			}
+			h, res := e.holdCommit(ctx, w, hb, faults.CommitLocked)
 			e.burst(ctx, w, "beside-held", h)
 			h.Release()
 			if err := <-res; err != nil {
@@ -182,12 +177,7 @@ func rowStalledCommit() *Row {
 				b := e.Scope(hoststore.KindSession, "free/"+string(site))
 				e.Commit(ctx, w, e.Batch(w, "setup", e.Up(a, WithHead([]byte("a0"))), e.Up(b, WithHead([]byte("b0")))), ObDurable)
 				hb := e.Batch(w, "held", e.Up(a, WithHead([]byte("a1"))))
-				h := faults.HoldAt(site, matchID(hb.CommitID()))
-				defer h.Disarm()
-				res := goCommit(ctx, w, hb)
-				if !e.waitArrived(ctx, h, res) {
-					return
-				}
+				h, res := e.holdCommit(ctx, w, hb, site)
 				q := e.MustOpen(ctx)
 				free := e.Batch(w, "free", e.Up(b, WithHead([]byte("b1")), WithAppend([]byte("free"))))
 				done := make(chan error, 1)

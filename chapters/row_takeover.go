@@ -39,12 +39,7 @@ type grantResult struct {
 
 func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 	old, b := e.killSetup(ctx, "takeover-"+string(site))
-	h := faults.HoldAt(site, matchID(b.CommitID()))
-	defer h.Disarm()
-	res := goCommit(ctx, old, b)
-	if !e.waitArrived(ctx, h, res) {
-		return
-	}
+	h, res := e.holdCommit(ctx, old, b, site)
 	e.Note("the old writer's commit is held at %s; a new process takes over", site)
 	cur := e.MustOpen(ctx)
 	acq := make(chan grantResult, 1)
