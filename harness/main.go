@@ -20,7 +20,7 @@ import (
 )
 
 // Opener turns a store URL into a NewRealm: each call of the NewRealm it
-// answers makes a fresh, empty realm on that store. An error means the
+// returns makes a fresh, empty realm on that store. An error means the
 // store cannot be opened at all (the command exits 2).
 type Opener func(ctx context.Context, url string) (NewRealm, error)
 
@@ -42,25 +42,14 @@ type Command struct {
 	Openers map[string]Opener
 	// Default is the store URL `run` uses without --store.
 	Default string
-	// Extra subcommands, by name: each gets its arguments and answers an exit code.
+	// Extra subcommands, by name: each gets its arguments and returns an exit code.
 	Extra map[string]func(args []string, stdout, stderr io.Writer) int
 }
 
 // Main runs the command on os.Args and exits with its code.
 func (c Command) Main() { os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// Main is Command{Openers: openers}.Main() with the first opener's scheme
-// as the default store.
-func Main(openers map[string]Opener) {
-	var def string
-	for _, k := range sortedKeys(openers) {
-		def = k + ":"
-		break
-	}
-	Command{Openers: openers, Default: def}.Main()
-}
-
-// Run runs the command on args and answers its exit code.
+// Run runs the command on args and returns its exit code.
 func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		c.usage(stderr)
@@ -116,19 +105,19 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-// cmdRun is `conform run`; repro, when set, fixes the seed, row and
-// failpoints.
+// cmdRun is `conform run`; repro, when set (`conform reproduce`), fixes
+// the seed, rows and failpoints.
 func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	store := fs.String("store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
-	rows := fs.String("rows", "", "comma-separated row IDs to run (see 'conform list')")
-	labels := fs.String("label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill'")
-	seed := fs.Uint64("seed", 0, "the seed of every random choice (0: draw one)")
-	reportDir := fs.String("report-dir", "conform-report", "where the four reports go")
+	var f runFlags
+	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
+	fs.StringVar(&f.rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
+	fs.StringVar(&f.labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
+	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
+	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
 	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row")
-	var fps multi
-	fs.Var(&fps, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
+	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -143,46 +132,54 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 		fmt.Fprintf(stderr, "conform run: --timeout must be positive, not %s\n", *timeout)
 		return ExitUsage
 	}
-	if repro != nil {
-		*seed = repro.Seed
-		*rows = repro.Row
-		fps = append([]string(nil), repro.Failpoints...)
-		if repro.Store != "" && !flagSet(fs, "store") {
-			*store = repro.Store
-		}
-	}
-	filter, err := rowFilter(*rows, *labels)
+	e, err := readEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
 		return ExitUsage
 	}
-	for _, fp := range fps {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	fromEnv, err := f.merge(given, repro, e)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return ExitUsage
+	}
+	filter, err := rowFilter(f.rows, f.labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return ExitUsage
+	}
+	for _, fp := range f.failpoints {
 		if _, _, err := faults.ParseFailpointFlag(fp); err != nil {
 			fmt.Fprintf(stderr, "conform run: %v\n", err)
 			return ExitUsage
 		}
 	}
-	if err := checkReportDir(*reportDir); err != nil {
-		fmt.Fprintf(stderr, "conform run: --report-dir %q: %v\n", *reportDir, err)
+	if err := checkReportDir(f.reportDir); err != nil {
+		fmt.Fprintf(stderr, "conform run: --report-dir %q: %v\n", f.reportDir, err)
 		return ExitUsage
 	}
-	newRealm, err := c.open(*store)
+	newRealm, err := c.open(f.store)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
 		return ExitUsage
 	}
 	if err := preflight(newRealm); err != nil {
-		fmt.Fprintf(stderr, "conform run: store %q cannot be opened: %v\n", *store, err)
+		fmt.Fprintf(stderr, "conform run: store %q cannot be opened: %v\n", f.store, err)
 		return ExitUsage
 	}
-	if *seed == 0 {
-		if *seed, err = drawSeed(); err != nil {
+	if f.seed == 0 {
+		if f.seed, err = drawSeed(); err != nil {
 			fmt.Fprintf(stderr, "conform run: %v\n", err)
 			return ExitUsage
 		}
 	}
-	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d)\n", Version, *store, *seed)
-	opts := []Option{WithStore(*store), WithReportDir(*reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(fps...), WithProgress(stdout), WithSeed(*seed)}
+	note := ""
+	if len(fromEnv) > 0 {
+		note = "; from the environment: " + strings.Join(fromEnv, ", ")
+	}
+	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d%s)\n", Version, f.store, f.seed, note)
+	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(stdout), WithSeed(f.seed)}
 	run, err := RunBinary(newRealm, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
@@ -198,16 +195,6 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 		return ExitNotConformant
 	}
 	return ExitConformant
-}
-
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			set = true
-		}
-	})
-	return set
 }
 
 // rowFilter joins --rows and --label-filter into one label filter,

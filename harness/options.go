@@ -1,7 +1,3 @@
-// Package harness runs conform's chapters over a store and writes the
-// reports. A store author calls Run from a plain `go test`, Register from
-// their own Ginkgo suite, or Main to build a `conform` command of their own
-// around their store.
 package harness
 
 import (
@@ -12,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -103,48 +100,160 @@ func WithSettle(d time.Duration) Option { return func(o *Options) { o.Settle = d
 // WithResult stores the run's report model in *dst once the run ended.
 func WithResult(dst **reports.Run) Option { return func(o *Options) { o.Result = dst } }
 
-// Environment variables a `go test` run reads, so that a failure's repro
-// line works without editing the test.
+// The CONFORM_* environment variables. Under `go test` (Run, Register)
+// they are the user's run-time override and rank above code options; the
+// command maps them onto its flags and refuses one that conflicts with a
+// flag given (see the package doc).
 const (
-	EnvRepro     = "CONFORM_REPRO"
-	EnvSeed      = "CONFORM_SEED"
+	// EnvRepro is a repro string (ParseRepro): its seed, its row (as the
+	// label filter "row:ID") and its failpoints replace the run's.
+	EnvRepro = "CONFORM_REPRO"
+	// EnvSeed is the seed, in decimal; 0 draws one.
+	EnvSeed = "CONFORM_SEED"
+	// EnvReportDir is where the reports go.
 	EnvReportDir = "CONFORM_REPORT_DIR"
-	EnvLabels    = "CONFORM_LABEL_FILTER"
+	// EnvLabels is the label filter.
+	EnvLabels = "CONFORM_LABEL_FILTER"
 )
 
-// resolve applies opts over the environment's settings.
-func resolve(opts []Option) (Options, error) {
-	var o Options
-	if s := os.Getenv(EnvSeed); s != "" {
+// env is the CONFORM_* environment of a run, read and checked: a zero
+// field is a variable not set.
+type env struct {
+	seed      uint64 // 0: not set, or set to 0 (draw one)
+	reportDir string
+	labels    string
+	repro     *Repro
+}
+
+// readEnv reads the CONFORM_* variables through getenv. It refuses a
+// malformed value, and CONFORM_SEED or CONFORM_LABEL_FILTER set beside
+// CONFORM_REPRO to something else than the repro says, naming both.
+func readEnv(getenv func(string) string) (env, error) {
+	var e env
+	if s := getenv(EnvSeed); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return o, fmt.Errorf("%s=%q is not a number", EnvSeed, s)
+			return env{}, fmt.Errorf("%s=%q is not a number", EnvSeed, s)
 		}
-		o.Seed = n
+		e.seed = n
 	}
-	o.ReportDir = os.Getenv(EnvReportDir)
-	o.LabelFilter = os.Getenv(EnvLabels)
-	for _, f := range opts {
-		f(&o)
-	}
-	if s := os.Getenv(EnvRepro); s != "" {
+	e.reportDir = getenv(EnvReportDir)
+	e.labels = getenv(EnvLabels)
+	if s := getenv(EnvRepro); s != "" {
 		r, err := ParseRepro(s)
 		if err != nil {
-			return o, fmt.Errorf("%s: %v", EnvRepro, err)
+			return env{}, fmt.Errorf("%s: %v", EnvRepro, err)
 		}
-		WithRepro(r)(&o)
+		if e.seed != 0 && e.seed != r.Seed {
+			return env{}, fmt.Errorf("%s=%d conflicts with %s (seed=%d)", EnvSeed, e.seed, EnvRepro, r.Seed)
+		}
+		if r.Row != "" && e.labels != "" && e.labels != "row:"+r.Row {
+			return env{}, fmt.Errorf("%s=%q conflicts with %s (row=%s)", EnvLabels, e.labels, EnvRepro, r.Row)
+		}
+		e.repro = &r
 	}
-	if o.Seed == 0 {
+	return e, nil
+}
+
+// noEnv is the environment of a run that reads none (RunBinary).
+func noEnv(string) string { return "" }
+
+// Where a setting of a run came from, as the run's header shows it.
+const (
+	fromDefault = "default"
+	fromCode    = "code"
+	fromDrawn   = "drawn"
+)
+
+// settings are a run's effective Options and where the seed, the label
+// filter, the failpoints and the report directory came from: fromDefault,
+// fromCode, fromDrawn, or the name of a CONFORM_* variable.
+type settings struct {
+	Options
+	seedFrom, labelsFrom, failpointsFrom, reportDirFrom string
+}
+
+// resolveEnv returns a `go test` run's settings: the zero Options, then
+// opts in order, then the CONFORM_* environment read through getenv, each
+// variable set replacing what the code said (CONFORM_REPRO last: it names
+// the run exactly), then the defaults (a drawn seed, ./conform-report).
+// The store's name stays the code's: a repro cannot change which store the
+// test opens.
+func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
+	var s settings
+	for _, f := range opts {
+		f(&s.Options)
+	}
+	s.seedFrom, s.labelsFrom, s.failpointsFrom, s.reportDirFrom = fromDefault, fromDefault, fromDefault, fromDefault
+	if s.Seed != 0 {
+		s.seedFrom = fromCode
+	}
+	if s.LabelFilter != "" {
+		s.labelsFrom = fromCode
+	}
+	if len(s.Failpoints) > 0 {
+		s.failpointsFrom = fromCode
+	}
+	if s.ReportDir != "" {
+		s.reportDirFrom = fromCode
+	}
+	e, err := readEnv(getenv)
+	if err != nil {
+		return s, err
+	}
+	if e.seed != 0 {
+		s.Seed, s.seedFrom = e.seed, EnvSeed
+	}
+	if e.labels != "" {
+		s.LabelFilter, s.labelsFrom = e.labels, EnvLabels
+	}
+	if e.reportDir != "" {
+		s.ReportDir, s.reportDirFrom = e.reportDir, EnvReportDir
+	}
+	if r := e.repro; r != nil {
+		s.Seed, s.seedFrom = r.Seed, EnvRepro
+		if r.Row != "" {
+			s.LabelFilter, s.labelsFrom = "row:"+r.Row, EnvRepro
+		}
+		s.Failpoints, s.failpointsFrom = append([]string(nil), r.Failpoints...), EnvRepro
+	}
+	if s.Seed == 0 {
 		seed, err := drawSeed()
 		if err != nil {
-			return o, err
+			return s, err
 		}
-		o.Seed = seed
+		s.Seed, s.seedFrom = seed, fromDrawn
 	}
-	if o.ReportDir == "" {
-		o.ReportDir = "conform-report"
+	if s.ReportDir == "" {
+		s.ReportDir, s.reportDirFrom = "conform-report", fromDefault
 	}
-	return o, nil
+	return s, nil
+}
+
+// resolve returns the Options of a `go test` run: opts under the CONFORM_*
+// environment of this process (resolveEnv).
+func resolve(opts []Option) (Options, error) {
+	s, err := resolveEnv(opts, os.Getenv)
+	return s.Options, err
+}
+
+// header is the first line of a run: conform's version and every
+// effective setting with where it came from.
+func (s settings) header() string {
+	store := s.Store
+	if store == "" {
+		store = "(unnamed)"
+	}
+	labels := "none"
+	if s.LabelFilter != "" {
+		labels = strconv.Quote(s.LabelFilter)
+	}
+	fps := "none"
+	if len(s.Failpoints) > 0 {
+		fps = strings.Join(s.Failpoints, " ")
+	}
+	return fmt.Sprintf("conform %s: store %s; seed %d (%s); label filter %s (%s); failpoints %s (%s); reports in %s (%s)",
+		Version, store, s.Seed, s.seedFrom, labels, s.labelsFrom, fps, s.failpointsFrom, s.ReportDir, s.reportDirFrom)
 }
 
 // drawSeed draws a non-zero seed at random.

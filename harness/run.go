@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -31,10 +32,13 @@ type suite struct {
 }
 
 // Register adds conform's chapters to the caller's own Ginkgo suite, for
-// newRealm, and a ReportAfterSuite that writes the reports. It answers
+// newRealm, and a ReportAfterSuite that writes the reports. It returns
 // true, so a suite file can say `var _ = harness.Register(newRealm)`. The
-// run's settings come from opts and the CONFORM_* environment; Ginkgo's
-// own flags (-ginkgo.label-filter) select rows as usual.
+// run's settings come from opts under the CONFORM_* environment, which
+// ranks above them (see the package doc). Rows are selected by Ginkgo's
+// own flags (-ginkgo.label-filter) as usual: the suite is the caller's, so
+// a label filter from opts or CONFORM_* (or a repro's row) does not
+// select rows here.
 func Register(newRealm NewRealm, opts ...Option) bool {
 	o, err := resolve(opts)
 	if err != nil {
@@ -112,24 +116,23 @@ func (s *suite) disarm() {
 }
 
 // Run runs every chapter over newRealm from a plain `go test` and writes
-// the reports; it answers the run's report model (nil if the run never
-// reached its end). t fails when the store is not conformant. Call it once
-// per test binary: Ginkgo runs one suite per process.
-func Run(t *testing.T, newRealm NewRealm, opts ...Option) *reports.Run {
+// the reports. t fails when a row fails; to judge the run further (Verdict,
+// Certified), pass WithResult. Call it once per test binary: Ginkgo runs
+// one suite per process. The CONFORM_* environment ranks above opts, and
+// t logs the effective settings first.
+func Run(t *testing.T, newRealm NewRealm, opts ...Option) {
 	t.Helper()
-	o, err := resolve(opts)
+	st, err := resolveEnv(opts, os.Getenv)
 	if err != nil {
 		t.Fatalf("conform: %v", err)
 	}
+	o := st.Options
 	s := &suite{opts: o}
 	s.register(newRealm)
 	sc, rc := GinkgoConfiguration()
 	sc.LabelFilter = joinFilters(sc.LabelFilter, o.LabelFilter)
-	t.Logf("conform %s: seed %d, reports in %s", Version, o.Seed, o.ReportDir)
+	t.Log(st.header())
 	RunSpecs(t, "conform", sc, rc)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.result
 }
 
 // failRecorder is the GinkgoTestingT of a run outside `go test`.
@@ -137,14 +140,18 @@ type failRecorder struct{ failed bool }
 
 func (f *failRecorder) Fail() { f.failed = true }
 
-// RunBinary runs every chapter over newRealm outside `go test` (the
-// command), with Ginkgo's own output silenced in favour of o.Progress. It
-// answers the report model; an error only when the run could not be made.
+// RunBinary runs every chapter over newRealm outside `go test`, as the
+// command does, with Ginkgo's own output silenced in favour of
+// Options.Progress. It reads no CONFORM_* variable: a command maps those
+// onto its flags itself (Command does). It returns the
+// report model; an error with a nil model when the run could not be made,
+// and with the model when the reports could not be written.
 func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
-	o, err := resolve(opts)
+	st, err := resolveEnv(opts, noEnv)
 	if err != nil {
 		return nil, err
 	}
+	o := st.Options
 	if o.Progress != nil {
 		formatter.ColorableStdOut = io.Discard
 	}

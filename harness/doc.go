@@ -1,0 +1,27 @@
+// Package harness runs conform's chapters over a store and writes the
+// reports. A store author calls Run from a plain `go test`, Register from
+// their own Ginkgo suite, or builds a Command around their store and calls
+// its Main for a `conform` command of their own.
+//
+// # Settings: code, environment, flags
+//
+// A run's settings (seed, label filter, failpoints, report directory) can
+// come from three places, and one rule orders them:
+//
+// Under `go test` (Run, Register), the CONFORM_* environment is the
+// user's run-time override and ranks above the options in the code: a
+// variable that is set replaces what the code says, and CONFORM_REPRO,
+// which names one run exactly, replaces the seed, the row selection and
+// the failpoints. So a failure's repro line, or CONFORM_REPORT_DIR in CI,
+// always takes effect, even over WithReportDir(t.TempDir()). Variables
+// that disagree among themselves (CONFORM_SEED or CONFORM_LABEL_FILTER
+// against CONFORM_REPRO) are refused, and Run logs the effective settings,
+// each with where it came from, before the first row.
+//
+// For the command (Command), flags are the interface: a CONFORM_*
+// variable fills a flag that was not given, and one that conflicts with a
+// flag given is refused, with exit code 2 and one line naming both. A
+// repro string (`conform reproduce`, or CONFORM_REPRO) conflicts in the
+// same way with --seed, --rows and --failpoint. RunBinary, the core of the
+// command, reads no CONFORM_* variable.
+package harness
