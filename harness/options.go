@@ -24,7 +24,9 @@ type NewRealm func(ctx context.Context) (hoststore.HostStoreFactory, error)
 
 // Options configure a run. Every zero value is usable: a random seed (kept
 // in the report and the repro line), 60 s per spec, reports in
-// ./conform-report, no label filter, no failpoints.
+// ./conform-report, no label filter, no failpoints. Under `go test` (Run,
+// Register) a CONFORM_* variable that is set ranks above the option it
+// matches; see the package doc.
 type Options struct {
 	// Seed drives every random choice; 0 draws one at random.
 	Seed uint64

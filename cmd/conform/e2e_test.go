@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,15 +37,37 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// withoutConformEnv is this process's environment without any CONFORM_*
+// variable, which the command would read.
+func withoutConformEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CONFORM_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 type result struct {
 	code           int
 	stdout, stderr string
 }
 
+// conform runs the command with args, in an environment without any
+// CONFORM_* variable of the caller's.
 func conform(t *testing.T, args ...string) result {
+	t.Helper()
+	return conformEnv(t, nil, args...)
+}
+
+// conformEnv runs the command with args and the CONFORM_* variables of env
+// ("NAME=value"), in place of any of the caller's.
+func conformEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(withoutConformEnv(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -181,6 +204,56 @@ func TestRowsFlagRunsOnlyThoseRows(t *testing.T) {
 		if row.Status != want {
 			t.Errorf("row %s: %s, want %s", row.ID, row.Status, want)
 		}
+	}
+}
+
+// TestEnvConflictingWithFlagExitsTwo: a CONFORM_* variable that conflicts
+// with a flag given is refused before any row runs, naming both.
+func TestEnvConflictingWithFlagExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		env  string
+		args []string
+		msg  string
+	}{
+		{"CONFORM_SEED=1", []string{"run", "--seed", "2", "--report-dir", dir}, "CONFORM_SEED=1 conflicts with --seed 2"},
+		{"CONFORM_REPORT_DIR=" + dir, []string{"run", "--report-dir", filepath.Join(dir, "other")}, "CONFORM_REPORT_DIR=" + strconv.Quote(dir) + " conflicts with --report-dir"},
+		{"CONFORM_LABEL_FILTER=ob:1", []string{"run", "--label-filter", "ob:5"}, `CONFORM_LABEL_FILTER="ob:1" conflicts with --label-filter "ob:5"`},
+		{"CONFORM_REPRO=v1;seed=42;row=kill", []string{"run", "--rows", "retry"}, `--rows "retry" conflicts with CONFORM_REPRO (row=kill)`},
+	}
+	for _, c := range cases {
+		t.Run(c.env, func(t *testing.T) {
+			r := conformEnv(t, []string{c.env}, c.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if want := "conform run: " + c.msg; !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want the one line %q...", r.stderr, want)
+			}
+			if r.stdout != "" {
+				t.Errorf("the run went on:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// TestEnvFillsFlagsNotGiven: the CONFORM_* variables set what no flag
+// gave, and the header says so.
+func TestEnvFillsFlagsNotGiven(t *testing.T) {
+	dir := t.TempDir()
+	r := conformEnv(t, []string{"CONFORM_SEED=13", "CONFORM_REPORT_DIR=" + dir}, "run", "--rows", "acquire-empty")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "seed 13; from the environment: CONFORM_SEED, CONFORM_REPORT_DIR") {
+		t.Errorf("the header does not name the settings from the environment:\n%s", r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatalf("no report in CONFORM_REPORT_DIR: %v", err)
+	}
+	if run.Seed != 13 {
+		t.Errorf("seed %d, want CONFORM_SEED's 13", run.Seed)
 	}
 }
 
@@ -334,6 +407,7 @@ func TestInterruptWritesReports(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "run", "--report-dir", dir, "--failpoint", "commit-locked=sleep(20)")
 	cmd.Dir = t.TempDir()
+	cmd.Env = withoutConformEnv()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

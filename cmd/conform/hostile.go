@@ -16,7 +16,7 @@ import (
 const hostileText = "<script>alert('conform')</script>\x1b[31mred\x00|`pipe`|"
 
 // hostileStore is the reference store, except that listing Identity scopes
-// answers an error outside the contract carrying hostileText.
+// returns an error outside the contract carrying hostileText.
 type hostileStore struct{ hoststore.HostStore }
 
 func (h hostileStore) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
