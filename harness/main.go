@@ -33,7 +33,9 @@ const (
 
 // Command is a `conform` command: its store openers by URL scheme (the part
 // before the first ':'), the default store URL, and extra subcommands.
-// Build one around your own store, then call Main:
+// Its run and reproduce read the CONFORM_* environment as stand-ins for
+// flags not given and refuse one that conflicts with a flag given (see the
+// package doc). Build one around your own store, then call Main:
 //
 //	func main() {
 //		harness.Command{Openers: map[string]harness.Opener{"mystore": openMyStore}, Default: "mystore:"}.Main()

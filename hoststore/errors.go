@@ -65,11 +65,14 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("held: token %d holds the fence for %s more", e.Holder, e.Remaining)
 }
 
-// ErrorKind names which of the six contract errors err is.
+// ErrorKind names which of the six contract errors an error is, or that it
+// is none of them (see KindOf).
 type ErrorKind string
 
-// The error kinds. KindOther is any error outside the contract (a breach,
-// unless it is the caller's context ending); KindNone is a nil error.
+// The error kinds: one per contract error type, and three more.
+// ErrKindNone is a nil error; ErrKindContext is the caller's context
+// ending (context.Canceled or context.DeadlineExceeded); ErrKindOther is
+// any other error outside the contract, a breach of it.
 const (
 	ErrKindNone          ErrorKind = ""
 	ErrKindConflict      ErrorKind = "Conflict"
@@ -82,7 +85,8 @@ const (
 	ErrKindOther         ErrorKind = "Other"
 )
 
-// KindOf classifies err with errors.As / errors.Is.
+// KindOf returns the kind of err, classified with errors.As and errors.Is
+// in the order of the constants above.
 func KindOf(err error) ErrorKind {
 	if err == nil {
 		return ErrKindNone
