@@ -110,7 +110,7 @@ func TestHostsFencesExitCodes(t *testing.T) {
 // TestHostsFencesEscapesNames keeps a directory name from forging lines:
 // a name with a newline, tabs and an escape sequence prints as one line.
 func TestHostsFencesEscapesNames(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "x\n/tmp\thosts fences\ttmpfs\x1b[2J")
+	dir := filepath.Join(t.TempDir(), "x\nfake\thosts fences\ttmpfs\x1b[2J")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestHostsFencesEscapesNames(t *testing.T) {
 	if strings.Count(out, "\t") != 2 || strings.ContainsRune(out, 0x1b) {
 		t.Errorf("the name was not escaped: %q", out)
 	}
-	if !strings.Contains(out, `x\n/tmp\thosts fences\ttmpfs\x1b[2J`) {
+	if !strings.Contains(out, `x\nfake\thosts fences\ttmpfs\x1b[2J`) {
 		t.Errorf("the escaped name is not shown: %q", out)
 	}
 	_, _, errOut := runHostsFences(dir + "\nmissing")
