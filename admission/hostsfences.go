@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/conform-spi/conform/internal/textsafe"
 )
 
 // HostsFencesUsage is the command's usage line.
@@ -25,7 +27,7 @@ func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 	} else {
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") && a != "-" {
-				fmt.Fprintf(stderr, "hosts-fences: unknown option %s\n%s\n", a, HostsFencesUsage)
+				fmt.Fprintf(stderr, "hosts-fences: unknown option %s\n%s\n", textsafe.Line(a), HostsFencesUsage)
 				return 2
 			}
 		}
@@ -38,7 +40,7 @@ func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 	for _, dir := range args {
 		fsys, err := hostsFences(dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "hosts-fences: %v\n", err)
+			fmt.Fprintf(stderr, "hosts-fences: %s\n", textsafe.Line(err.Error()))
 			code = 2
 			continue
 		}
@@ -48,7 +50,7 @@ func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 		} else if code == 0 {
 			code = 1
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%s\n", dir, verdict, fsys.label())
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", textsafe.Line(dir), verdict, textsafe.Line(fsys.label()))
 	}
 	return code
 }

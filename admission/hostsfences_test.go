@@ -106,3 +106,26 @@ func TestHostsFencesExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsFencesEscapesNames keeps a directory name from forging lines:
+// a name with a newline, tabs and an escape sequence prints as one line.
+func TestHostsFencesEscapesNames(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x\nfake\thosts fences\ttmpfs\x1b[2J")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runHostsFences(dir)
+	if n := strings.Count(out, "\n"); n != 1 {
+		t.Fatalf("one directory printed %d lines: %q", n, out)
+	}
+	if strings.Count(out, "\t") != 2 || strings.ContainsRune(out, 0x1b) {
+		t.Errorf("the name was not escaped: %q", out)
+	}
+	if !strings.Contains(out, `x\nfake\thosts fences\ttmpfs\x1b[2J`) {
+		t.Errorf("the escaped name is not shown: %q", out)
+	}
+	_, _, errOut := runHostsFences(dir + "\nmissing")
+	if strings.Count(errOut, "\n") != 1 {
+		t.Errorf("an error for a bad name printed %q, want one line", errOut)
+	}
+}

@@ -4,10 +4,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/conform-spi/conform/internal/textsafe"
 )
 
 // Limits on how much store text one report shows. The JSON report keeps
@@ -105,63 +106,9 @@ func isText(b []byte) bool {
 	return true
 }
 
-// visible makes every control character of s visible as an escape: C0
-// controls other than \n and \t, DEL and C1 controls as \xNN or \u00NN,
-// bidirectional controls as \uNNNN (so text cannot reorder what the reader
-// sees), the noncharacters U+FFFE and U+FFFF (not allowed in XML) as \uNNNN,
-// and each byte of invalid UTF-8 as \xNN. The result holds no byte below
-// 0x20 except \n and \t.
-func visible(s string) string {
-	clean := true
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if needsEscape(r, n) {
-			clean = false
-			break
-		}
-		i += n
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x80 && needsEscape(r, n):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case needsEscape(r, n):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// needsEscape reports whether the rune r, decoded with width n, must be
-// escaped by visible.
-func needsEscape(r rune, n int) bool {
-	switch {
-	case r == utf8.RuneError && n == 1:
-		return true
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20 || r == 0x7f:
-		return true
-	case r >= 0x80 && r <= 0x9f, r == 0xfffe, r == 0xffff:
-		return true
-	case r == 0x200e, r == 0x200f, r == 0x061c, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
+// visible makes every control character of s visible (textsafe.Text):
+// the result holds no byte below 0x20 except \n and \t.
+func visible(s string) string { return textsafe.Text(s) }
 
 // field is what every human-facing report does to one text field from the
 // store: cut to FieldMax, then control characters made visible.

@@ -2,11 +2,15 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -83,50 +87,50 @@ func TestWriteAllUnwritableDir(t *testing.T) {
 	if err == nil {
 		t.Fatal("WriteAll under a regular file succeeded")
 	}
-	if want := filepath.Join(dir, "junit.xml"); !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not name %s", err, want)
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q does not name %s", err, dir)
 	}
 	if got := entries(t, filepath.Dir(file)); len(got) != 1 {
 		t.Errorf("WriteAll left %v next to the file", got)
 	}
 }
 
-func TestWriteAllOneFileFailsOthersWritten(t *testing.T) {
+func TestWriteAllRefusesAForeignDir(t *testing.T) {
 	dir := t.TempDir()
-	// A non-empty directory where report.md should go: the rename fails.
-	if err := os.MkdirAll(filepath.Join(dir, "report.md", "x"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err := WriteAll(dir, sampleRun())
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "report.md")) {
-		t.Fatalf("WriteAll = %v, want an error naming report.md", err)
+	if !errors.Is(err, ErrForeignDir) || !strings.Contains(err.Error(), "notes.txt") {
+		t.Fatalf("WriteAll = %v, want ErrForeignDir naming notes.txt", err)
 	}
-	for _, other := range []string{"junit.xml", "report.json", "report.html"} {
-		if strings.Contains(err.Error(), other) {
-			t.Errorf("error %q names %s, which was written", err, other)
-		}
-		if _, statErr := os.Stat(filepath.Join(dir, other)); statErr != nil {
-			t.Errorf("%s was not written: %v", other, statErr)
-		}
+	if got := entries(t, dir); strings.Join(got, " ") != "notes.txt" {
+		t.Errorf("dir holds %v after a refused write, want only notes.txt", got)
 	}
-	if got := entries(t, dir); strings.Join(got, " ") != strings.Join(sortedFiles(), " ") {
-		t.Errorf("dir holds %v: a temporary file survived", got)
+	if err := CheckDir(dir); !errors.Is(err, ErrForeignDir) {
+		t.Errorf("CheckDir = %v, want ErrForeignDir", err)
 	}
 }
 
-func TestWriteAllReplacesWhole(t *testing.T) {
-	dir := t.TempDir()
+func TestWriteAllReplacesTheSetWhole(t *testing.T) {
+	top := t.TempDir()
+	dir := filepath.Join(top, "out")
 	big := sampleRun()
 	big.Rows[2].Output = strings.Repeat("long log line\n", 1<<16) // a report.json far longer than the next
 	if err := WriteAll(dir, big); err != nil {
 		t.Fatalf("first WriteAll: %v", err)
 	}
-	// Hard links keep the old files' inodes: a rename leaves them whole, an
-	// in-place rewrite would change them.
+	// Hard links outside dir keep the old files' inodes: replacing leaves
+	// them whole, an in-place rewrite would change them.
+	keep := t.TempDir()
 	for _, name := range Files {
-		if err := os.Link(filepath.Join(dir, name), filepath.Join(dir, "old-"+name)); err != nil {
+		if err := os.Link(filepath.Join(dir, name), filepath.Join(keep, name)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A leftover of the per-file writer is removed with the old set.
+	if err := os.WriteFile(filepath.Join(dir, ".report.md.tmp-123"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	small := passingRun()
 	if err := WriteAll(dir, small); err != nil {
@@ -140,7 +144,7 @@ func TestWriteAllReplacesWhole(t *testing.T) {
 		if !bytes.Equal(now, rendered(t, name, small)) {
 			t.Errorf("%s is not exactly the new report (%d bytes)", name, len(now))
 		}
-		old, err := os.ReadFile(filepath.Join(dir, "old-"+name))
+		old, err := os.ReadFile(filepath.Join(keep, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +152,123 @@ func TestWriteAllReplacesWhole(t *testing.T) {
 			t.Errorf("the old %s was rewritten in place, not replaced", name)
 		}
 	}
-	if got := len(entries(t, dir)); got != 2*len(Files) {
-		t.Errorf("dir holds %d entries, want %d: a temporary file survived", got, 2*len(Files))
+	if got := entries(t, dir); strings.Join(got, " ") != strings.Join(sortedFiles(), " ") {
+		t.Errorf("dir holds %v, want exactly the four reports", got)
+	}
+	if got := entries(t, top); strings.Join(got, " ") != "out" {
+		t.Errorf("beside dir: %v, want only out", got)
+	}
+}
+
+// TestWriteAllAtTheSwapShowsTheOldSet stops a write at its most exposed
+// point: every report of the new set is on disk, and dir still holds the
+// old set whole.
+func TestWriteAllAtTheSwapShowsTheOldSet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	old, next := sampleRun(), passingRun()
+	if err := WriteAll(dir, old); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	beforeSwap = func() {
+		called = true
+		for _, name := range Files {
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil || !bytes.Equal(got, rendered(t, name, old)) {
+				t.Errorf("at the swap, %s is not the old report (%v)", name, err)
+			}
+		}
+	}
+	defer func() { beforeSwap = func() {} }()
+	if err := WriteAll(dir, next); err != nil {
+		t.Fatal(err)
+	}
+	if !called {
+		t.Fatal("the swap hook never ran")
+	}
+}
+
+// TestWriteAllKilledMidWrite kills a child process at the swap with
+// SIGKILL: dir keeps the old set, and the next write removes what the
+// dead one left beside it.
+func TestWriteAllKilledMidWrite(t *testing.T) {
+	if os.Getenv("REPORTS_KILL_AT_SWAP") != "" {
+		beforeSwap = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+		WriteAll(os.Getenv("REPORTS_KILL_AT_SWAP"), passingRun())
+		os.Exit(3) // not reached
+	}
+	top := t.TempDir()
+	dir := filepath.Join(top, "out")
+	old := sampleRun()
+	if err := WriteAll(dir, old); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteAllKilledMidWrite$")
+	cmd.Env = append(os.Environ(), "REPORTS_KILL_AT_SWAP="+dir)
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed at the swap: %v", err)
+	}
+	for _, name := range Files {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, rendered(t, name, old)) {
+			t.Errorf("after the kill, %s is not the old report (%v)", name, err)
+		}
+	}
+	if got := entries(t, top); len(got) != 2 {
+		t.Fatalf("beside dir: %v, want out and the dead write's directory", got)
+	}
+	if err := WriteAll(dir, passingRun()); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, top); strings.Join(got, " ") != "out" {
+		t.Errorf("the next write left %v beside dir, want only out", got)
+	}
+}
+
+func TestRemoveStaleKeepsALiveWriters(t *testing.T) {
+	top := t.TempDir()
+	dir := filepath.Join(top, "out")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadDir := filepath.Join(top, ".out.conform-new-"+strconv.Itoa(dead.Process.Pid)+"-1")
+	liveDir := filepath.Join(top, stalePrefix("out", "new")+"1")
+	other := filepath.Join(top, ".other.conform-new-1-1") // another dir's
+	for _, d := range []string{deadDir, liveDir, other, dir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := RemoveStale(dir); n != 1 {
+		t.Errorf("RemoveStale removed %d, want 1", n)
+	}
+	want := []string{filepath.Base(other), filepath.Base(liveDir), "out"}
+	sort.Strings(want)
+	if got := entries(t, top); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("left %v, want %v", got, want)
+	}
+}
+
+func TestCheckDirCreatesNothing(t *testing.T) {
+	top := t.TempDir()
+	if err := CheckDir(filepath.Join(top, "a", "b")); err != nil {
+		t.Fatalf("CheckDir of a new nested dir: %v", err)
+	}
+	if got := entries(t, top); len(got) != 0 {
+		t.Errorf("CheckDir left %v", got)
+	}
+	file := filepath.Join(top, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDir(file); err == nil {
+		t.Error("CheckDir accepted a regular file")
+	}
+	if err := CheckDir(filepath.Join(file, "x")); err == nil {
+		t.Error("CheckDir accepted a dir under a regular file")
 	}
 }
 
