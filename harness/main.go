@@ -184,10 +184,10 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(stdout), WithSeed(f.seed)}
 	run, err := RunBinary(newRealm, opts...)
 	if err != nil {
+		// The summary is out; a run whose reports could not be written
+		// has no verdict a CI job can keep.
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		if run == nil {
-			return ExitUsage
-		}
+		return ExitUsage
 	}
 	if run.Interrupted {
 		fmt.Fprintln(stderr, "conform run: interrupted; unfinished rows are marked not run in the reports")
@@ -234,18 +234,13 @@ func rowFilter(rows, labels string) (string, error) {
 	return filter, nil
 }
 
-// checkReportDir makes sure the reports can be written before any row runs.
+// checkReportDir makes sure the reports can be written before any row
+// runs, without creating anything: a run refused later leaves no trace.
 func checkReportDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if dir == "-" {
+		return nil // no reports
 	}
-	f, err := os.CreateTemp(dir, ".conform-probe-*")
-	if err != nil {
-		return fmt.Errorf("not writable: %v", err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	return reports.CheckDir(dir)
 }
 
 func (c Command) open(url string) (NewRealm, error) {
