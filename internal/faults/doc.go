@@ -22,12 +22,12 @@
 //
 // The sites are github.com/pingcap/failpoint failpaths (FailpathPrefix and
 // the site's name), and a run can arm them with terms (ArmTerms, or the
-// CLI's --failpoint through ParseFailpointFlag and Arm): `return("crash")` or `return(true)` crashes,
-// `sleep(ms)` delays, `N*` counts, `->` chains. conform takes a subset of the
-// library's language and refuses the rest with an error that says why: `N%`
-// (an unseeded global source: a run could not be reproduced), `pause` (use a
-// Hold), `panic`, `break`, `print`. See terms.go for the traps of the
-// library this package steps around.
+// CLI's --failpoint through ParseFailpointFlag and Arm): `return("crash")`
+// or `return(true)` crashes, `sleep(ms)` delays, `N*` counts, `->` chains.
+// conform takes a subset of the library's language and refuses the rest
+// with an error that says why: `N%` (an unseeded global source: a run could
+// not be reproduced), `pause` (use a Hold), `panic`, `break`, `print`. See
+// terms.go for the traps of the library this package steps around.
 //
 // Terms are armed only through this package, which answers an error for
 // terms it refuses. pingcap/failpoint also reads GO_FAILPOINTS at its init,

@@ -251,8 +251,8 @@ func parseInStoreTerms(terms string) ([]termAct, string, error) {
 	return chain, lib, nil
 }
 
-// atCall carries one instore.At call through failpoint.Call as a single pointer,
-// so the armed path boxes nothing but it; atCalls are pooled.
+// atCall carries one instore.At call through failpoint.Call as a single
+// pointer, so the armed path boxes nothing but it; atCalls are pooled.
 type atCall struct {
 	ctx  context.Context
 	site instore.Site
