@@ -1,8 +1,9 @@
 // Package instore holds the in-store failpoints: what a Host Store calls
 // from its own commit path so that the conformance harness can hold a commit
 // in flight inside the store, or crash it midway. It is three sites and one
-// function, At. It depends on the standard library and package hoststore
-// only, so a store that imports it links nothing of the harness.
+// function, At. Besides the standard library it depends only on package
+// hoststore and on a small internal slot that the harness fills, so a store
+// that imports it links nothing of the harness.
 //
 // A store calls At at each of the three sites of every commit, one line
 // each:
