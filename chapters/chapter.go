@@ -6,8 +6,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // ChapterHostStore is the host store chapter's name and label.
@@ -164,7 +165,7 @@ func (p *Proc) closeQuietly() {
 // ProbeInStore tells whether the store calls the in-store failpoint at site
 // from its commit path, by committing a probe batch with a hold at site
 // that is released before it arrives. The answer is kept for the run.
-func (e *Env) ProbeInStore(ctx context.Context, site faults.Site) bool {
+func (e *Env) ProbeInStore(ctx context.Context, site instore.Site) bool {
 	GinkgoHelper()
 	e.mu.Lock()
 	if e.probed {
@@ -179,15 +180,15 @@ func (e *Env) ProbeInStore(ctx context.Context, site faults.Site) bool {
 	e.rowID = "probe"
 	b := e.Batch(w, "probe", e.Up(s, WithHead([]byte("probe"))))
 	e.rowID = saved
-	holds := map[faults.Site]*faults.Hold{}
-	for _, st := range faults.Sites {
+	holds := map[instore.Site]*faults.Hold{}
+	for _, st := range instore.Sites {
 		id := b.CommitID()
 		h := faults.HoldAt(st, func(c hoststore.CommitID) bool { return c == id })
 		h.Release()
 		holds[st] = h
 	}
 	e.Commit(ctx, w, b, ObOperations)
-	found := map[faults.Site]bool{}
+	found := map[instore.Site]bool{}
 	for st, h := range holds {
 		select {
 		case <-h.Arrived():

@@ -18,8 +18,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reference"
 )
 
@@ -78,7 +79,7 @@ type Env struct {
 	breaches []*Breach // what the running spec caught outside the contract
 	suspect  bool      // a call hung: the realm is probed before the next spec
 
-	inStore   map[faults.Site]bool // which in-store failpoints the store calls
+	inStore   map[instore.Site]bool // which in-store failpoints the store calls
 	probed    bool
 	unusable  string // why the realm cannot serve the next rows ("" when it can)
 	trailFull bool

@@ -8,9 +8,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // ChapterLongRun is the long-run chapter's name and label.
@@ -56,7 +57,7 @@ const (
 type lrFault struct {
 	id, name, what string
 	obs            []string
-	site           faults.Site // the in-store failpoint it needs ("": none)
+	site           instore.Site // the in-store failpoint it needs ("": none)
 	end            lrEnd
 	arm            func(s *lrSpec, lp *labProc, d *lrDriver, k int)
 }
@@ -68,7 +69,7 @@ func lrFaults() []lrFault {
 		{id: "after-model", name: "killed after the model call", what: "killed after the model call returned", obs: killObs, arm: killAt(ptAfterModel)},
 		{id: "before-tool", name: "killed before a tool call", what: "killed right before a tool call starts", obs: killObs, arm: killAt(ptBeforeTool)},
 		{id: "after-tool", name: "killed after a tool call", what: "killed after a tool call returned", obs: killObs, arm: killAt(ptAfterTool)},
-		{id: "commit-held", name: "killed with the commit held in the store", what: "killed with the round's commit held inside the store", obs: killObs, site: faults.CommitBeforePoint, arm: armHeld},
+		{id: "commit-held", name: "killed with the commit held in the store", what: "killed with the round's commit held inside the store", obs: killObs, site: instore.CommitBeforePoint, arm: armHeld},
 		{id: "answer-lost", name: "killed with the commit's answer lost", what: "killed after the round's commit landed, its answer lost", obs: append(killObs, ObRetry), arm: armAnswerLost},
 		{id: "after-landed", name: "killed after the commit landed", what: "killed after the round's commit landed", obs: killObs, arm: killAt(ptAfterCommit)},
 		{id: "takeover", name: "taken over by another process", what: "taken over by another process before a tool call", obs: []string{ObWriter, ObFencing, ObRun}, end: endStopped, arm: armTakeover},
@@ -212,7 +213,7 @@ func killAt(pt lrPoint) func(s *lrSpec, lp *labProc, d *lrDriver, k int) {
 }
 
 func armHeld(s *lrSpec, lp *labProc, d *lrDriver, k int) {
-	s.waitHeld = lp.holdRound(faults.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
+	s.waitHeld = lp.holdRound(instore.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
 		return s.l.isRoundBatch(b) && d.cur == k
 	})
 }

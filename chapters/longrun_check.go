@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/writer"
 	"github.com/conform-spi/conform/reports"
-	"github.com/conform-spi/conform/writer"
 )
 
 // afterOpen checks what a restarted process found against what the spec

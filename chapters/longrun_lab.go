@@ -9,9 +9,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // procStore is a chapter process seen as a hoststore.HostStore, so that a
@@ -332,7 +333,7 @@ func (l *lab) checkGarbage(p *Proc) {
 // whether a batch was held (false: none reached the site); call it once
 // the process's work has ended. It is also called at the spec's end, so a
 // failed spec leaves nothing armed.
-func (lp *labProc) holdRound(site faults.Site, match func(*hoststore.CommitBatch) bool) (wait func() bool) {
+func (lp *labProc) holdRound(site instore.Site, match func(*hoststore.CommitBatch) bool) (wait func() bool) {
 	var (
 		mu   sync.Mutex
 		hold *faults.Hold

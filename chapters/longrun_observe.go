@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // observer watches every process of a scripted run from outside its

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // lrPoint is a chosen point of a round, where a scenario acts.

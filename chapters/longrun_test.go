@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 func TestLRScriptReplaysFromAnyCommittedState(t *testing.T) {

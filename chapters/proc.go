@@ -9,8 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -118,7 +119,7 @@ func (p *Proc) classify1(ctx context.Context, op string, err error) error {
 		return nil
 	}
 	var br *Breach
-	if errors.As(err, &br) || errors.Is(err, faults.ErrKilled) || errors.Is(err, faults.ErrCrashed) {
+	if errors.As(err, &br) || errors.Is(err, faults.ErrKilled) || errors.Is(err, instore.ErrCrashed) {
 		return err
 	}
 	switch hoststore.KindOf(err) {
@@ -151,7 +152,7 @@ func errText(err error) string {
 	switch {
 	case errors.Is(err, faults.ErrKilled):
 		return "killed"
-	case errors.Is(err, faults.ErrCrashed):
+	case errors.Is(err, instore.ErrCrashed):
 		return "crashed: " + err.Error()
 	}
 	var br *Breach
@@ -303,5 +304,5 @@ func updateText(u hoststore.ScopeUpdate) string {
 // kill, a crash) or is a breach it caught, rather than from the store.
 func isHarnessErr(err error) bool {
 	var br *Breach
-	return errors.Is(err, faults.ErrKilled) || errors.Is(err, faults.ErrCrashed) || errors.As(err, &br)
+	return errors.Is(err, faults.ErrKilled) || errors.Is(err, instore.ErrCrashed) || errors.As(err, &br)
 }

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // independenceScopes is how many scopes the independence row commits at once.
@@ -36,14 +37,14 @@ func rowIndependence() *Row {
 			q.Kill()
 		})
 		re.It(fmt.Sprintf("finishes those commits while one commit is held in flight inside the store"), []string{ObIndependence}, func(ctx context.Context, e *Env) {
-			if !e.ProbeInStore(ctx, faults.CommitLocked) {
+			if !e.ProbeInStore(ctx, instore.CommitLocked) {
 				e.NothingExercised("the store does not call the in-store failpoint commit-locked, so no commit can be held in flight")
 			}
 			w := e.Writer(ctx)
 			held := e.Scope(hoststore.KindSession, "held")
 			e.Commit(ctx, w, e.Batch(w, "setup", e.Up(held, WithHead([]byte("h0")))), ObDurable)
 			hb := e.Batch(w, "held", e.Up(held, WithHead([]byte("h1")), WithAppend([]byte("held-row"))))
-			h, res := e.holdCommit(ctx, w, hb, faults.CommitLocked)
+			h, res := e.holdCommit(ctx, w, hb, instore.CommitLocked)
 			e.burst(ctx, w, "beside-held", h)
 			h.Release()
 			if err := <-res; err != nil {
@@ -166,7 +167,7 @@ func rowStalledCommit() *Row {
 		DependsOn:   "nothing: it takes the fence itself and creates its own scopes; it needs the in-store failpoints",
 	}
 	r.register = func(re *rowEnv) {
-		for _, site := range faults.Sites {
+		for _, site := range instore.Sites {
 			site := site
 			re.It(fmt.Sprintf("lets another scope commit, and the fence renew, while a commit is held at %s", site), []string{ObIndependence}, func(ctx context.Context, e *Env) {
 				if !e.ProbeInStore(ctx, site) {

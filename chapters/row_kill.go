@@ -6,8 +6,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // rowKill is row 3: "A writer dies before, during or after a batch over two
@@ -40,7 +41,7 @@ func rowKill() *Row {
 			w.Kill()
 			e.killAftermath(ctx, b, err == nil)
 		})
-		for _, site := range faults.Sites {
+		for _, site := range instore.Sites {
 			site := site
 			re.It(fmt.Sprintf("with the commit held inside the store at %s, then dropped: the next writer sees it in both scopes or neither", site), obs, func(ctx context.Context, e *Env) {
 				if !e.ProbeInStore(ctx, site) {
@@ -60,7 +61,7 @@ func rowKill() *Row {
 				w.Kill()
 				h.Release()
 				<-res
-				landed := e.killAftermath(ctx, b, site == faults.CommitAfterPoint)
+				landed := e.killAftermath(ctx, b, site == instore.CommitAfterPoint)
 				if len(shownHeld) > 0 && !landed {
 					e.Fail(ObAllOrNothing, fmt.Sprintf("a load showed batch %q while it was held at %s, and the batch then never landed", b.CommitID(), site),
 						"a load shows a batch once it landed, never one that does not land", "shown, then gone")
@@ -76,7 +77,7 @@ func rowKill() *Row {
 				h.Crash()
 				_ = w.Commit(ctx, b)
 				w.Kill()
-				e.killAftermath(ctx, b, site == faults.CommitAfterPoint)
+				e.killAftermath(ctx, b, site == instore.CommitAfterPoint)
 			})
 		}
 		re.It("with the answer lost to a transport fault: the writer settles by retrying the same batch, which acts once", []string{ObAllOrNothing, ObRetry, ObErrors}, func(ctx context.Context, e *Env) {
@@ -140,7 +141,7 @@ func (e *Env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error)
 // holdCommit holds b at site, commits it from p on its own goroutine and
 // waits until it arrives there; the commit's answer comes on the channel
 // once the hold is released. The hold is disarmed when the spec ends.
-func (e *Env) holdCommit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, site faults.Site) (*faults.Hold, <-chan error) {
+func (e *Env) holdCommit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	GinkgoHelper()
 	h := faults.HoldAt(site, matchID(b.CommitID()))
 	DeferCleanup(h.Disarm)

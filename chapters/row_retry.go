@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // rowRetry is row 7: "A commit id sent again acts once, from the same
@@ -50,8 +51,8 @@ func rowRetry() *Row {
 			b := e.retryBatch(ctx, w, "concurrent")
 			q := e.MustOpen(ctx)
 			var h *faults.Hold
-			if e.ProbeInStore(ctx, faults.CommitLocked) {
-				h = faults.HoldAt(faults.CommitLocked, matchID(b.CommitID()))
+			if e.ProbeInStore(ctx, instore.CommitLocked) {
+				h = faults.HoldAt(instore.CommitLocked, matchID(b.CommitID()))
 				defer h.Disarm()
 			} else {
 				e.NotExercised("holding the first send inside the store while the second arrives", "the store does not call the in-store failpoint commit-locked; both sends race instead")

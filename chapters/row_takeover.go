@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // rowTakeover is row 5: "The old writer's in-flight commit shows wholly or
@@ -19,7 +19,7 @@ func rowTakeover() *Row {
 		DependsOn:   "nothing: each spec takes the fence itself; it needs the in-store failpoints to hold a commit in flight",
 	}
 	r.register = func(re *rowEnv) {
-		for _, site := range faults.Sites {
+		for _, site := range instore.Sites {
 			site := site
 			re.It(fmt.Sprintf("shows the old writer's commit held at %s wholly or never, the same to every load, also after it is released", site), r.Obligations, func(ctx context.Context, e *Env) {
 				if !e.ProbeInStore(ctx, site) {
@@ -37,7 +37,7 @@ type grantResult struct {
 	err error
 }
 
-func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
+func (e *Env) takeoverAt(ctx context.Context, site instore.Site) {
 	old, b := e.killSetup(ctx, "takeover-"+string(site))
 	h, res := e.holdCommit(ctx, old, b, site)
 	e.Note("the old writer's commit is held at %s; a new process takes over", site)
@@ -61,7 +61,7 @@ func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 	if acquiredFirst && gr.err == nil {
 		e.SetWriter(cur)
 	}
-	if acquiredFirst && gr.err == nil && site != faults.CommitAfterPoint {
+	if acquiredFirst && gr.err == nil && site != instore.CommitAfterPoint {
 		e.Note("the acquire came before the held batch's commit point: no load may show it, now or later")
 		for _, p := range []*Proc{cur, e.MustOpen(ctx)} {
 			shows, hides := e.Shows(ctx, p, b)
@@ -77,7 +77,7 @@ func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 			}
 		}
 	}
-	if acquiredFirst && gr.err == nil && site == faults.CommitAfterPoint {
+	if acquiredFirst && gr.err == nil && site == instore.CommitAfterPoint {
 		e.Note("the commit point came before the acquire: a load after the acquire shows the batch, even while its commit is still held")
 		if shows, hides := e.Shows(ctx, cur, b); len(hides) > 0 {
 			e.Fail(ObFencing, fmt.Sprintf("batch %q passed its commit point before the takeover, yet a load after the acquire does not show it", b.CommitID()),
@@ -122,12 +122,12 @@ func (e *Env) takeoverAt(ctx context.Context, site faults.Site) {
 	}
 	visible := verdict != nil && *verdict
 	switch {
-	case acquiredFirst && site != faults.CommitAfterPoint && visible:
+	case acquiredFirst && site != instore.CommitAfterPoint && visible:
 		e.Fail(ObFencing, fmt.Sprintf("the takeover (token %d) was acquired while batch %q (token %d) was held before its commit point, yet the batch became visible", cur.Token, b.CommitID(), old.Token),
 			"never visible: its commit point came after the acquire", "visible")
-	case (acquiredFirst && site == faults.CommitAfterPoint) && !visible:
+	case (acquiredFirst && site == instore.CommitAfterPoint) && !visible:
 		e.Fail(ObFencing, fmt.Sprintf("batch %q passed its commit point before the takeover but is not visible after it", b.CommitID()), "visible", "not visible")
-	case commitErr != nil && visible && site != faults.CommitAfterPoint && hoststore.KindOf(commitErr) != hoststore.ErrKindIndeterminate && !isHarnessErr(commitErr):
+	case commitErr != nil && visible && site != instore.CommitAfterPoint && hoststore.KindOf(commitErr) != hoststore.ErrKindIndeterminate && !isHarnessErr(commitErr):
 		e.Fail(ObErrors, fmt.Sprintf("the commit answered %s, which says nothing was applied, yet the batch is visible", hoststore.KindOf(commitErr)), "not visible, or an Ok/Indeterminate answer", "visible")
 	}
 	if visible {

@@ -8,9 +8,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // ChapterWorker is the durable-worker chapter's name and label.
@@ -45,7 +46,7 @@ func WorkerRows() []*Row { return workerRows(writer.Unsafe{}) }
 type wkFault struct {
 	id, name, what string
 	obs            []string
-	site           faults.Site
+	site           instore.Site
 	end            lrEnd
 	arm            func(s *wkSpec, lp *labProc, d *wkDriver, j, n int)
 }
@@ -55,7 +56,7 @@ func wkFaults() []wkFault {
 	return []wkFault{
 		{id: "before-step", name: "killed before a step", what: "killed before a step", obs: killObs, arm: wkKillAt(wpBeforeStep)},
 		{id: "after-step", name: "killed after a step", what: "killed after a step ran, before its commit", obs: killObs, arm: wkKillAt(wpAfterStep)},
-		{id: "commit-held", name: "killed with the commit held in the store", what: "killed with the step's commit held inside the store", obs: killObs, site: faults.CommitBeforePoint, arm: wkArmHeld},
+		{id: "commit-held", name: "killed with the commit held in the store", what: "killed with the step's commit held inside the store", obs: killObs, site: instore.CommitBeforePoint, arm: wkArmHeld},
 		{id: "answer-lost", name: "killed with the commit's answer lost", what: "killed after the step's commit landed, its answer lost", obs: append(killObs, ObRetry), arm: wkArmAnswerLost},
 		{id: "after-landed", name: "killed after the commit landed", what: "killed after the step's commit landed", obs: killObs, arm: wkKillAt(wpAfterCommit)},
 		{id: "between-jobs", name: "killed between jobs", what: "killed after the job finished, before the next", obs: killObs, arm: wkKillAt(wpBetweenJobs)},
@@ -262,7 +263,7 @@ func wkKillAt(pt wkPoint) func(s *wkSpec, lp *labProc, d *wkDriver, j, n int) {
 }
 
 func wkArmHeld(s *wkSpec, lp *labProc, d *wkDriver, j, n int) {
-	s.waitHeld = lp.holdRound(faults.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
+	s.waitHeld = lp.holdRound(instore.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
 		return s.l.isJobBatch(b) && d.cur == [2]int{j, n}
 	})
 }

@@ -13,7 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/writer"
+	"github.com/conform-spi/conform/internal/writer"
 )
 
 // wkScript is the durable worker's input: jobs, each of a number of

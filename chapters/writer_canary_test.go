@@ -15,9 +15,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/writer"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
-	"github.com/conform-spi/conform/writer"
 )
 
 // The environment through which TestWriterCanaries tells a child what to run.

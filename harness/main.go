@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/chapters"
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
 

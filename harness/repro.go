@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // Repro names one run again exactly: the seed, the row (or "" for every

@@ -15,7 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conform-spi/conform/chapters"
-	"github.com/conform-spi/conform/faults"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // benchHead is the 100-byte head of the commit benchmarks.
@@ -189,8 +189,8 @@ func BenchmarkFailpointDisabled(b *testing.B) {
 	id := hoststore.CommitID("c1")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		for _, site := range faults.Sites {
-			if err := faults.At(ctx, site, id); err != nil {
+		for _, site := range instore.Sites {
+			if err := instore.At(ctx, site, id); err != nil {
 				b.Fatal(err)
 			}
 		}

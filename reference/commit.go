@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // Commit applies one batch atomically and meets the nine obligations at
@@ -28,9 +28,9 @@ import (
 // concurrently; it holds them for the whole commit, failpoints included.
 // No reader waits on them. The store keeps copies of the batch's bytes.
 //
-// In-store failpoints: faults.CommitLocked right after the locks are taken,
-// faults.CommitBeforePoint just before the commit point,
-// faults.CommitAfterPoint just after it. An error from one (a crash, or ctx
+// In-store failpoints: instore.CommitLocked right after the locks are taken,
+// instore.CommitBeforePoint just before the commit point,
+// instore.CommitAfterPoint just after it. An error from one (a crash, or ctx
 // ending while held) is answered at once: before the point nothing was
 // applied, after it the batch stays applied. A handle killed meanwhile
 // answers *hoststore.UnavailableError before the point (nothing applied)
@@ -128,7 +128,7 @@ func (t *txn) unlock() {
 
 // run is the commit under the locks: checks, staging, the commit point.
 func (t *txn) run(ctx context.Context) error {
-	if err := faults.At(ctx, faults.CommitLocked, t.id); err != nil {
+	if err := instore.At(ctx, instore.CommitLocked, t.id); err != nil {
 		return err
 	}
 	if t.s.killed.Load() {
@@ -147,7 +147,7 @@ func (t *txn) run(ctx context.Context) error {
 		return err
 	}
 	t.stage()
-	if err := faults.At(ctx, faults.CommitBeforePoint, t.id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, t.id); err != nil {
 		t.abort()
 		return err
 	}
@@ -156,7 +156,7 @@ func (t *txn) run(ctx context.Context) error {
 		return err
 	}
 	t.finish()
-	if err := faults.At(ctx, faults.CommitAfterPoint, t.id); err != nil {
+	if err := instore.At(ctx, instore.CommitAfterPoint, t.id); err != nil {
 		return err
 	}
 	if t.s.killed.Load() {

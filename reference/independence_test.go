@@ -6,8 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // idIs matches one commit id, so a hold never catches another test's commit.
@@ -71,7 +72,7 @@ func wantPair(t *testing.T, what string, s *Store, landed bool) {
 // before its point is then FencedOut and never shows; one held after its
 // point stays visible.
 func TestHeldCommitHoldsNothingUp(t *testing.T) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, tok, pair := pairRealm(t)
 			h := faults.HoldAt(site, idIs("pair"))
@@ -79,7 +80,7 @@ func TestHeldCommitHoldsNothingUp(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- s.Commit(bg, pair) }()
 			<-h.Arrived()
-			afterPoint := site == faults.CommitAfterPoint
+			afterPoint := site == instore.CommitAfterPoint
 			other := openStore(t, f)
 			mustCommit(t, other, batch(t, "c-before", tok, step(sess("c"), 1, nil)))
 			wantPair(t, "while held, another handle", other, afterPoint)
@@ -116,19 +117,19 @@ func TestHeldCommitHoldsNothingUp(t *testing.T) {
 }
 
 // TestCrashAtSite: a crash before the commit point applies nothing, after
-// it the batch stays applied; the answer wraps faults.ErrCrashed; a retry
+// it the batch stays applied; the answer wraps instore.ErrCrashed; a retry
 // from the next process then acts exactly once.
 func TestCrashAtSite(t *testing.T) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, _, pair := pairRealm(t)
 			h := faults.HoldAt(site, idIs("pair"))
 			defer h.Disarm()
 			h.Crash()
-			if err := s.Commit(bg, pair); !errors.Is(err, faults.ErrCrashed) {
+			if err := s.Commit(bg, pair); !errors.Is(err, instore.ErrCrashed) {
 				t.Fatalf("commit crashed at %s = %v, want ErrCrashed", site, err)
 			}
-			landed := site == faults.CommitAfterPoint
+			landed := site == instore.CommitAfterPoint
 			next := openStore(t, f)
 			wantPair(t, "after the crash", next, landed)
 			mustCommit(t, next, pair)
@@ -142,13 +143,13 @@ func TestCrashAtSite(t *testing.T) {
 // Indeterminate with the batch applied after it.
 func TestKillWhileHeld(t *testing.T) {
 	cases := []struct {
-		site   faults.Site
+		site   instore.Site
 		kind   hoststore.ErrorKind
 		landed bool
 	}{
-		{faults.CommitLocked, hoststore.ErrKindUnavailable, false},
-		{faults.CommitBeforePoint, hoststore.ErrKindUnavailable, false},
-		{faults.CommitAfterPoint, hoststore.ErrKindIndeterminate, true},
+		{instore.CommitLocked, hoststore.ErrKindUnavailable, false},
+		{instore.CommitBeforePoint, hoststore.ErrKindUnavailable, false},
+		{instore.CommitAfterPoint, hoststore.ErrKindIndeterminate, true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.site), func(t *testing.T) {
@@ -169,7 +170,7 @@ func TestKillWhileHeld(t *testing.T) {
 // TestContextEndsWhileHeld: a commit whose context ends while it is held
 // answers ctx.Err(); before the point it applied nothing.
 func TestContextEndsWhileHeld(t *testing.T) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, _, pair := pairRealm(t)
 			h := faults.HoldAt(site, idIs("pair"))
@@ -182,7 +183,7 @@ func TestContextEndsWhileHeld(t *testing.T) {
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("commit whose context ended while held = %v", err)
 			}
-			wantPair(t, "after the cancel", openStore(t, f), site == faults.CommitAfterPoint)
+			wantPair(t, "after the cancel", openStore(t, f), site == instore.CommitAfterPoint)
 		})
 	}
 }
@@ -192,7 +193,7 @@ func TestContextEndsWhileHeld(t *testing.T) {
 // held batch, sent meanwhile from a new process, answers nil and acts once.
 func TestWaitersOnAHeldScope(t *testing.T) {
 	f, s, tok, pair := pairRealm(t)
-	h := faults.HoldAt(faults.CommitAfterPoint, idIs("pair"))
+	h := faults.HoldAt(instore.CommitAfterPoint, idIs("pair"))
 	defer h.Disarm()
 	done := make(chan error, 1)
 	go func() { done <- s.Commit(bg, pair) }()

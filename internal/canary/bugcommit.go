@@ -3,8 +3,8 @@ package canary
 import (
 	"context"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // commitTorn is TornBatch's commit: it checks the batch and applies its
@@ -19,7 +19,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 	r.landed[id] = true
 	r.applyUpdateLocked(ups[0], id)
 	r.mu.Unlock()
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -31,7 +31,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 		r.applyUpdateLocked(u, id)
 	}
 	r.mu.Unlock()
-	return faults.At(ctx, faults.CommitAfterPoint, id)
+	return instore.At(ctx, instore.CommitAfterPoint, id)
 }
 
 // commitDirty is DirtyRead's commit: it checks the batch and applies it
@@ -60,7 +60,7 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 		r.applyUpdateLocked(u, id)
 	}
 	r.mu.Unlock()
-	err := faults.At(ctx, faults.CommitBeforePoint, id)
+	err := instore.At(ctx, instore.CommitBeforePoint, id)
 	r.mu.Lock()
 	switch {
 	case err != nil:
@@ -82,7 +82,7 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 	}
 	r.landed[id] = true
 	r.mu.Unlock()
-	return faults.At(ctx, faults.CommitAfterPoint, id)
+	return instore.At(ctx, instore.CommitAfterPoint, id)
 }
 
 // openLocked starts one of the buggy commits: it takes the realm mutex and

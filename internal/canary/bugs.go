@@ -7,7 +7,7 @@
 // The store is deliberately simple: one realm-wide mutex guards maps of
 // scopes and landed commit ids, and a commit checks and applies its whole
 // batch under that mutex in one step, its commit point. It calls the
-// in-store failpoints (faults.At) at commit-locked, commit-before-point and
+// in-store failpoints (instore.At) at commit-locked, commit-before-point and
 // commit-after-point, and never holds its mutex across an At call, so a
 // commit held there holds up no other commit, read or fence call. The fence
 // runs on a manual clock that only LapseFenceLeases moves. It is written

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // Commit applies one batch atomically ("commit(batch)"). It passes the
@@ -32,7 +32,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()
 	}
-	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
+	if err := instore.At(ctx, instore.CommitLocked, id); err != nil {
 		return err
 	}
 	switch {
@@ -41,13 +41,13 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	case r.bugs.Has(DirtyRead):
 		return s.commitDirty(ctx, b)
 	}
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	if err := s.point(b); err != nil {
 		return err
 	}
-	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitAfterPoint, id); err != nil {
 		return err
 	}
 	if s.killed.Load() {

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/stores/appendonly"
 )
 
@@ -65,11 +66,11 @@ func TestRetryAfterACrashCollapsesTheRowsWrittenTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := faults.HoldAt(faults.CommitBeforePoint, nil)
+	h := faults.HoldAt(instore.CommitBeforePoint, nil)
 	h.Crash()
 	err = w.Commit(ctx, b)
 	h.Disarm()
-	if !errors.Is(err, faults.ErrCrashed) {
+	if !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("Commit with a crash before the marker = %v, want the crash", err)
 	}
 	w.Kill()

@@ -8,8 +8,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
@@ -35,7 +35,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	}
 	defer done()
 	id := b.CommitID()
-	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
+	if err := instore.At(ctx, instore.CommitLocked, id); err != nil {
 		return err
 	}
 	landed, err := s.landed(octx, id)
@@ -57,13 +57,13 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 			return s.db.Unavailable(ctx, "commit: append update", err)
 		}
 	}
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	if err := s.appendMarker(ctx, octx, b); err != nil {
 		return err
 	}
-	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitAfterPoint, id); err != nil {
 		return err
 	}
 	if s.db.Killed() {

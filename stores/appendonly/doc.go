@@ -1,7 +1,7 @@
 // Package appendonly is a Host Store SPI store of the spec's append-only
 // shape ("Mapping Onto A Database": no updates, no transactions), backed by
 // one local SQLite file through modernc.org/sqlite (driver "sqlite"). It
-// uses the public API of conform only (package hoststore, and faults.At for
+// uses the public API of conform only (package hoststore, and instore.At for
 // the three in-store failpoints), as a third party would.
 //
 // The store never runs UPDATE or DELETE, and no transaction spans a batch:
@@ -57,10 +57,10 @@
 //
 // A commit appends every update of the batch, then its rows (in INSERT
 // requests of at most 7 MiB of row data each, as the spec's "Request size"
-// advises), then the marker, last. faults.CommitLocked sits before the first
+// advises), then the marker, last. instore.CommitLocked sits before the first
 // insert (this store takes no lock: "its locks" are none),
-// faults.CommitBeforePoint just before the marker insert and
-// faults.CommitAfterPoint just after it. A busy insert is retried up to six
+// instore.CommitBeforePoint just before the marker insert and
+// instore.CommitAfterPoint just after it. A busy insert is retried up to six
 // times with jittered backoff (the spec's "Retries"). Before writing, a
 // commit id that already has a marker answers nil at once (obligation 3),
 // and a token never issued (0 or above the highest) answers

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // commitAttempts bounds how often one Commit reruns its transaction after a
@@ -73,17 +73,17 @@ func (e *errRetry) Error() string { return "retryable: " + e.cause.Error() }
 // correct. In order:
 //   - BEGIN; lock the batch's scope rows FOR UPDATE in (kind, name) order;
 //     read whether the commit id landed and the realm's highest token;
-//   - faults.CommitLocked;
+//   - instore.CommitLocked;
 //   - a commit id that landed answers nil and acts never (it is read after
 //     the scope locks, so a retry racing its first send waits for it);
 //   - a token below the highest is *FencedOutError, one never issued
 //     *InvalidError; a wrong Previous *ConflictError; a create of a deleted
 //     name *InvalidError (checkUpdates);
-//   - faults.CommitBeforePoint (no realm-wide lock is held there);
+//   - instore.CommitBeforePoint (no realm-wide lock is held there);
 //   - one pipeline: the scopes' rows, heads and versions, the commit
 //     record, the fence lock in shared mode, the token checked again, and
 //     COMMIT, the commit point;
-//   - faults.CommitAfterPoint.
+//   - instore.CommitAfterPoint.
 //
 // Errors: before the last pipeline is sent nothing is applied
 // (*UnavailableError, or ctx.Err()); a server error in it (a failed fence
@@ -167,7 +167,7 @@ func (t *txn) attempt(ctx context.Context) error {
 		}
 		return mapErr(ctx, "commit", err)
 	}
-	if err := faults.At(ctx, faults.CommitLocked, t.id); err != nil {
+	if err := instore.At(ctx, instore.CommitLocked, t.id); err != nil {
 		s.pool.drop(c)
 		return err
 	}
@@ -175,7 +175,7 @@ func (t *txn) attempt(ctx context.Context) error {
 		s.release(ctx, c)
 		return err
 	}
-	if err := faults.At(ctx, faults.CommitBeforePoint, t.id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, t.id); err != nil {
 		s.pool.drop(c)
 		return err
 	}
@@ -202,7 +202,7 @@ func (t *txn) attempt(ctx context.Context) error {
 		s.release(ctx, c)
 		return unknown(ctx, "commit", err)
 	}
-	return faults.At(ctx, faults.CommitAfterPoint, t.id)
+	return instore.At(ctx, instore.CommitAfterPoint, t.id)
 }
 
 // lock runs the first round trip: BEGIN, the scope locks and the reads.

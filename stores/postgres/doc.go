@@ -5,7 +5,7 @@
 // commit id is recorded with the versions, so a retry of a landed batch
 // answers Ok; the fence token and its lease expiry, on the database's clock,
 // live in a row of their own. It uses only the public API (hoststore, and
-// faults.At for the three in-store failpoints), as a third party would.
+// instore.At for the three in-store failpoints), as a third party would.
 //
 // # Layout
 //
@@ -89,10 +89,10 @@
 //
 // # Failpoints
 //
-// faults.CommitLocked sits right after the scope rows are locked (the first
+// instore.CommitLocked sits right after the scope rows are locked (the first
 // round trip: BEGIN, the locks, the commit-id and token reads);
-// faults.CommitBeforePoint just before the last round trip (writes, commit
-// record, fence check, COMMIT) is sent; faults.CommitAfterPoint just after
+// instore.CommitBeforePoint just before the last round trip (writes, commit
+// record, fence check, COMMIT) is sent; instore.CommitAfterPoint just after
 // COMMIT returned. On an error from one, the commit returns it at once and
 // its connection is closed without a graceful step (the server aborts the
 // transaction; after the point the batch stays applied).

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/stores/postgres"
 )
 
@@ -22,7 +22,7 @@ const hangGuard = 30 * time.Second
 // site; released, the held commit is refused (FencedOut) when held before
 // its commit point and stays visible when held after it.
 func TestTakeoverWhileHeld(t *testing.T) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f := newRealm(t)
 			w, old := writer(t, f)
@@ -54,7 +54,7 @@ func TestTakeoverWhileHeld(t *testing.T) {
 			}
 			h.Release()
 			err = <-res
-			if site == faults.CommitAfterPoint {
+			if site == instore.CommitAfterPoint {
 				if err != nil {
 					t.Errorf("a commit held after its commit point answered %v, want Ok", err)
 				}

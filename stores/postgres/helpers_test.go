@@ -6,8 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/stores/postgres"
 )
 
@@ -119,7 +120,7 @@ func wantRows(t *testing.T, s hoststore.HostStore, ref hoststore.ScopeRef, want 
 
 // hold commits b on its own goroutine with a hold at site and waits until
 // the commit arrives there; the commit's answer comes on the channel.
-func hold(t *testing.T, s hoststore.HostStore, b *hoststore.CommitBatch, site faults.Site) (*faults.Hold, <-chan error) {
+func hold(t *testing.T, s hoststore.HostStore, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	t.Helper()
 	h := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == b.CommitID() })
 	t.Cleanup(h.Disarm)

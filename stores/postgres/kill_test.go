@@ -5,8 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // TestKillHeld kills a handle whose commit is held before its commit point
@@ -15,7 +16,7 @@ import (
 // transaction), the released commit fails as Unavailable (nothing
 // applied), and every later call of the killed handle is Unavailable.
 func TestKillHeld(t *testing.T) {
-	for _, site := range []faults.Site{faults.CommitLocked, faults.CommitBeforePoint} {
+	for _, site := range []instore.Site{instore.CommitLocked, instore.CommitBeforePoint} {
 		t.Run(string(site), func(t *testing.T) {
 			f := newRealm(t)
 			w, tok := writer(t, f)
@@ -56,7 +57,7 @@ func TestKillHeld(t *testing.T) {
 // TestCrashDropsTheTransaction: a crash at a failpoint before the commit
 // point leaves no lock behind; one after it leaves the batch applied.
 func TestCrashDropsTheTransaction(t *testing.T) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f := newRealm(t)
 			w, tok := writer(t, f)
@@ -68,13 +69,13 @@ func TestCrashDropsTheTransaction(t *testing.T) {
 			h.Crash()
 			err := w.Commit(t.Context(), crashed)
 			h.Disarm()
-			if !errors.Is(err, faults.ErrCrashed) {
+			if !errors.Is(err, instore.ErrCrashed) {
 				t.Fatalf("Commit with a crash at %s = %v, want the crash", site, err)
 			}
 			q := open(t, f)
 			ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 			defer cancel()
-			if site == faults.CommitAfterPoint {
+			if site == instore.CommitAfterPoint {
 				wantHead(t, q, a, 2, crashed.CommitID(), "a2")
 				return
 			}
@@ -96,7 +97,7 @@ func TestCanceledWhileHeld(t *testing.T) {
 	setup := id("setup")
 	commit(t, w, batch(t, setup, tok, create(a, "a1")))
 	b := batch(t, id("cancel"), tok, next(a, 1, "a2"))
-	h := faults.HoldAt(faults.CommitLocked, func(c hoststore.CommitID) bool { return c == b.CommitID() })
+	h := faults.HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return c == b.CommitID() })
 	t.Cleanup(h.Disarm)
 	cctx, cancelCommit := context.WithCancel(t.Context())
 	res := make(chan error, 1)

@@ -3,8 +3,8 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // TestRetryRacesFirstSend sends one batch from two handles at once: the
@@ -28,7 +28,7 @@ func TestRetryRacesFirstSend(t *testing.T) {
 				v = 2
 			}
 			bt := batch(t, id("twice"), tok, ups...)
-			h, first := hold(t, w, bt, faults.CommitBeforePoint)
+			h, first := hold(t, w, bt, instore.CommitBeforePoint)
 			q := open(t, f)
 			second := make(chan error, 1)
 			go func() { second <- q.Commit(t.Context(), bt) }()

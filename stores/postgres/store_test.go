@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/storetest"
 	"github.com/conform-spi/conform/stores/postgres"
-	"github.com/conform-spi/conform/stores/sqlite/storetest"
 )
 
 // EnvURL names the environment variable that holds the test server's URL.

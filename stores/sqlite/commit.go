@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
@@ -120,7 +120,7 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	}
 	defer done()
 	id := b.CommitID()
-	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
+	if err := instore.At(ctx, instore.CommitLocked, id); err != nil {
 		return err
 	}
 	v, err := s.precheck(octx, b)
@@ -133,14 +133,14 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if v.refuse != nil {
 		return v.refuse
 	}
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	landed, err := s.apply(ctx, octx, b)
 	if err != nil || landed {
 		return err
 	}
-	if err := faults.At(ctx, faults.CommitAfterPoint, id); err != nil {
+	if err := instore.At(ctx, instore.CommitAfterPoint, id); err != nil {
 		return err
 	}
 	if s.db.Killed() {

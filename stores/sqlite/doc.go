@@ -1,7 +1,7 @@
 // Package sqlite is a Host Store SPI store in one local SQLite file: the
 // spec's "transactional database" shape ("Mapping Onto A Database"), built
 // on modernc.org/sqlite (pure Go, driver name "sqlite") and on the public
-// API of conform only (package hoststore, and faults.At for the three
+// API of conform only (package hoststore, and instore.At for the three
 // in-store failpoints), as a third party would write it.
 //
 // # Realm, handles and URL
@@ -40,16 +40,16 @@
 // process), and the write lock itself is held only for the few statements of
 // one batch. The sites are:
 //
-//   - faults.CommitLocked: at the start of the commit, before it checks
+//   - instore.CommitLocked: at the start of the commit, before it checks
 //     anything. No lock is held there ("its locks" are none).
 //   - the precheck: one read-only snapshot (WAL readers never wait for the
 //     writer) answers a landed commit id, a token never issued, a superseded
 //     token or a version mismatch early, without taking the write lock.
-//   - faults.CommitBeforePoint: after the precheck, just before BEGIN
+//   - instore.CommitBeforePoint: after the precheck, just before BEGIN
 //     IMMEDIATE. The transaction then checks everything again (the precheck
 //     is advisory: another process may have committed meanwhile) and applies.
 //   - the commit point is COMMIT.
-//   - faults.CommitAfterPoint: just after COMMIT returned.
+//   - instore.CommitAfterPoint: just after COMMIT returned.
 //
 // A commit held at any site therefore holds no SQLite lock and blocks no
 // commit of another scope, no acquire, load or listing, from this handle or

@@ -3,9 +3,9 @@ package sqlite_test
 import (
 	"testing"
 
+	"github.com/conform-spi/conform/internal/storetest"
 	"github.com/conform-spi/conform/stores/internal/sqlitedb/sqlitedbtest"
 	"github.com/conform-spi/conform/stores/sqlite"
-	"github.com/conform-spi/conform/stores/sqlite/storetest"
 )
 
 // pkg describes this store to the tests it shares with stores/appendonly.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 // Commit applies one batch atomically; nil means it landed. The steps:
@@ -16,20 +16,20 @@ import (
 //  2. It takes the lock of every scope it writes, in sorted order (kind,
 //     then name bytes), waiting no longer than ctx or the handle lives.
 //     Commits on other scopes never wait for it.
-//  3. faults.CommitLocked. It refuses a superseded token (*FencedOutError),
+//  3. instore.CommitLocked. It refuses a superseded token (*FencedOutError),
 //     a previous version that is not the scope's current one
 //     (*ConflictError) and a create of a deleted name (*InvalidError), and
 //     builds every scope's next state without touching the realm.
-//  4. faults.CommitBeforePoint. The commit point: under the realm's mutex,
+//  4. instore.CommitBeforePoint. The commit point: under the realm's mutex,
 //     which AcquireFence takes too, it checks the token again and swaps the
 //     new states in all at once, so an acquire either comes before the
 //     point (and the batch is refused) or after it (and the batch stays
 //     visible). Then it releases the scope locks.
-//  5. faults.CommitAfterPoint, then nil.
+//  5. instore.CommitAfterPoint, then nil.
 //
 // A kill or a crash at a failpoint before the commit point leaves nothing
 // applied; the call answers *UnavailableError (killed), the error wrapping
-// faults.ErrCrashed, or ctx.Err(). After the commit point the batch is
+// instore.ErrCrashed, or ctx.Err(). After the commit point the batch is
 // durable whatever the call answers.
 func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error {
 	if err := s.usable(ctx); err != nil {
@@ -50,7 +50,7 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 	}
 	defer unlock()
 
-	if err := faults.At(ctx, faults.CommitLocked, id); err != nil {
+	if err := at(ctx, instore.CommitLocked, id); err != nil {
 		return err
 	}
 	if err := s.usable(ctx); err != nil {
@@ -80,7 +80,7 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 		nexts[i] = next(cur[i], &ups[i], id)
 	}
 
-	if err := faults.At(ctx, faults.CommitBeforePoint, id); err != nil {
+	if err := at(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	if err := s.usable(ctx); err != nil {
@@ -95,8 +95,12 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 	f.mu.Unlock()
 	unlock()
 
-	return faults.At(ctx, faults.CommitAfterPoint, id)
+	return at(ctx, instore.CommitAfterPoint, id)
 }
+
+// at is instore.At, called at the three sites above. kill_test.go puts a
+// hold of its own in its place: only conform's harness arms instore's sites.
+var at = instore.At
 
 // checkTokenLocked answers *FencedOutError when a token higher than token
 // was acquired ("a batch carrying a lower token whose commit point comes

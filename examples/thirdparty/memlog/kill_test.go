@@ -2,10 +2,11 @@ package memlog_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 
 	"example.com/thirdparty/memlog"
 )
@@ -52,6 +53,39 @@ func advance(prev hoststore.ScopeVersion, head string) hoststore.ScopeUpdate {
 	return hoststore.ScopeUpdate{Scope: scope, Previous: hoststore.Ptr(prev), Next: prev + 1, Head: hoststore.Ptr([]byte(head))}
 }
 
+// hold stops one commit at one in-store site until it is released. Only
+// conform's harness arms instore's sites, so the tests put holdAt's function
+// in place of instore.At (memlog.SetAt).
+type hold struct {
+	site     instore.Site
+	id       hoststore.CommitID
+	arrived  chan struct{} // closed when the commit waits at the site
+	released chan struct{} // closed by release
+	caught   atomic.Bool
+}
+
+// holdAt holds the first commit with id id that reaches site, until
+// release. Other commits and sites pass.
+func holdAt(t *testing.T, site instore.Site, id hoststore.CommitID) *hold {
+	h := &hold{site: site, id: id, arrived: make(chan struct{}), released: make(chan struct{})}
+	restore := memlog.SetAt(func(ctx context.Context, s instore.Site, c hoststore.CommitID) error {
+		if s != h.site || c != h.id || !h.caught.CompareAndSwap(false, true) {
+			return nil
+		}
+		close(h.arrived)
+		select {
+		case <-h.released:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	t.Cleanup(restore)
+	return h
+}
+
+func (h *hold) release() { close(h.released) }
+
 // wantVersion checks, from a fresh handle, the version of scope.
 func wantVersion(t *testing.T, f *memlog.Factory, want hoststore.ScopeVersion) {
 	t.Helper()
@@ -85,18 +119,17 @@ func TestKilledHandleAnswersUnavailable(t *testing.T) {
 }
 
 func TestCommitHeldBeforeItsPointAbandonsOnKill(t *testing.T) {
-	for _, site := range []faults.Site{faults.CommitLocked, faults.CommitBeforePoint} {
+	for _, site := range []instore.Site{instore.CommitLocked, instore.CommitBeforePoint} {
 		t.Run(string(site), func(t *testing.T) {
 			f := memlog.NewFactory()
 			h, token := writer(t, f)
 			b := batch(t, "held", token, advance(1, "h2"))
-			hold := faults.HoldAt(site, func(id hoststore.CommitID) bool { return id == "held" })
-			defer hold.Disarm()
+			hold := holdAt(t, site, "held")
 			res := make(chan error, 1)
 			go func() { res <- h.Commit(context.Background(), b) }()
-			<-hold.Arrived()
+			<-hold.arrived
 			h.Kill()
-			hold.Release()
+			hold.release()
 			if err := <-res; hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
 				t.Fatalf("held commit after Kill = %v, want Unavailable (nothing applied)", err)
 			}
@@ -109,11 +142,10 @@ func TestCommitWaitingForAScopeLockAbandonsOnKill(t *testing.T) {
 	ctx := context.Background()
 	f := memlog.NewFactory()
 	h, token := writer(t, f)
-	hold := faults.HoldAt(faults.CommitLocked, func(id hoststore.CommitID) bool { return id == "first" })
-	defer hold.Disarm()
+	hold := holdAt(t, instore.CommitLocked, "first")
 	first := make(chan error, 1)
 	go func() { first <- h.Commit(ctx, batch(t, "first", token, advance(1, "first"))) }()
-	<-hold.Arrived() // "first" holds the scope's lock
+	<-hold.arrived // "first" holds the scope's lock
 	other, err := f.Open(ctx)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
@@ -124,7 +156,7 @@ func TestCommitWaitingForAScopeLockAbandonsOnKill(t *testing.T) {
 	if err := <-second; hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
 		t.Fatalf("a commit on a locked scope, killed while it waited = %v, want Unavailable", err)
 	}
-	hold.Release()
+	hold.release()
 	if err := <-first; err != nil {
 		t.Fatalf("the held commit once released = %v, want nil", err)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // WrapSite is a named point of the wrapper where terms from the CLI act on
-// a commit. Unlike a Site, no store calls it: every wrapper Store in the
-// process consults it around each commit.
+// a commit. Unlike an instore.Site, no store calls it: every wrapper Store
+// in the process consults it around each commit.
 type WrapSite string
 
 // The wrapper sites.

@@ -1,8 +1,9 @@
-// Package storetest holds the direct semantic tests and benchmarks that the
-// SQLite-backed stores (stores/sqlite, stores/appendonly) share. They drive
-// a store through the public SPI only. They are a store author's own tests,
-// not the conformance chapter: the chapter judges a store later, by the
-// contract.
+// Package storetest holds the direct semantic tests and benchmarks that
+// this module's stores (stores/sqlite, stores/appendonly, stores/postgres)
+// share. They drive a store through the public SPI, and hold or crash its
+// commits at the in-store sites through internal/faults. They are a store
+// author's own tests, not the conformance chapter: the chapter judges a
+// store later, by the contract.
 package storetest
 
 import (

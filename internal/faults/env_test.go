@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conform-spi/conform/instore"
 	"github.com/pingcap/failpoint"
 )
 
@@ -17,7 +18,7 @@ func TestGoFailpointsEnvDisabled(t *testing.T) {
 		if len(envDisabled) != 2 {
 			t.Fatalf("init disabled %v, want the two conform failpaths", envDisabled)
 		}
-		for _, p := range []string{CommitLocked.Failpath(), WrapCommitBeforeSend.Failpath()} {
+		for _, p := range []string{failpath(instore.CommitLocked), WrapCommitBeforeSend.Failpath()} {
 			if terms, err := failpoint.Status(p); err == nil {
 				t.Fatalf("%s still enabled with %q", p, terms)
 			}

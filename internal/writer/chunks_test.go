@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // smallLimits makes a few KiB need chunks and several batches.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reference"
 )
 

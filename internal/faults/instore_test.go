@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/hook"
 )
 
-// atAsync calls At in a goroutine and answers its result on a channel.
-func atAsync(ctx context.Context, site Site, id hoststore.CommitID) <-chan error {
+// atAsync calls instore.At in a goroutine and answers its result on a channel.
+func atAsync(ctx context.Context, site instore.Site, id hoststore.CommitID) <-chan error {
 	out := make(chan error, 1)
-	go func() { out <- At(ctx, site, id) }()
+	go func() { out <- instore.At(ctx, site, id) }()
 	return out
 }
 
@@ -21,16 +23,19 @@ func is(id hoststore.CommitID) func(hoststore.CommitID) bool {
 	return func(c hoststore.CommitID) bool { return c == id }
 }
 
-// requireDisarmed fails the test unless nothing is armed, as At's fast
-// path needs.
+// requireDisarmed fails the test unless nothing is armed and internal/hook's
+// slot is empty, as instore.At's fast path needs.
 func requireDisarmed(t *testing.T) {
 	t.Helper()
 	if n := armed.Load(); n != 0 {
 		t.Fatalf("armed = %d after disarming everything, want 0", n)
 	}
+	if hook.Installed() {
+		t.Fatal("internal/hook's slot holds the dispatcher with nothing armed")
+	}
 	reg.Lock()
 	defer reg.Unlock()
-	for _, s := range Sites {
+	for _, s := range instore.Sites {
 		if n := siteCountLocked(s); n != 0 {
 			t.Fatalf("site %s still counts %d armed", s, n)
 		}
@@ -39,25 +44,47 @@ func requireDisarmed(t *testing.T) {
 
 func TestAtNothingArmed(t *testing.T) {
 	requireDisarmed(t)
-	for _, s := range Sites {
-		if err := At(context.Background(), s, "c1"); err != nil {
+	for _, s := range instore.Sites {
+		if err := instore.At(context.Background(), s, "c1"); err != nil {
 			t.Fatalf("At(%s) with nothing armed = %v, want nil", s, err)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = At(context.Background(), CommitLocked, "c1") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = instore.At(context.Background(), instore.CommitLocked, "c1") }); n != 0 {
 		t.Fatalf("At with nothing armed allocates %v times, want 0", n)
 	}
 }
 
+// The dispatcher is in internal/hook's slot from the first thing armed to
+// the last thing disarmed, over holds and terms alike.
+func TestArmingFillsTheHookSlot(t *testing.T) {
+	requireDisarmed(t)
+	h := HoldAt(instore.CommitLocked, is("c1"))
+	if !hook.Installed() {
+		t.Fatal("a hold is armed and the slot is empty")
+	}
+	if err := ArmTerms(instore.CommitAfterPoint, "return(true)"); err != nil {
+		t.Fatal(err)
+	}
+	h.Disarm()
+	if !hook.Installed() {
+		t.Fatal("terms are still armed and the slot is empty")
+	}
+	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c2"); !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("At under return(true) = %v, want instore.ErrCrashed", err)
+	}
+	DisarmTerms(instore.CommitAfterPoint)
+	requireDisarmed(t)
+}
+
 func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
-	h := HoldAt(CommitLocked, func(c hoststore.CommitID) bool { return strings.HasPrefix(string(c), "a") })
+	h := HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return strings.HasPrefix(string(c), "a") })
 	defer requireDisarmed(t)
 	defer h.Disarm()
 
-	if err := At(context.Background(), CommitLocked, "b1"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitLocked, "b1"); err != nil {
 		t.Fatalf("At(b1), not matched: %v, want nil", err)
 	}
-	if err := At(context.Background(), CommitBeforePoint, "a0"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitBeforePoint, "a0"); err != nil {
 		t.Fatalf("At(a0) at another site: %v, want nil", err)
 	}
 	select {
@@ -65,10 +92,10 @@ func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
 		t.Fatal("Arrived closed before a matching commit reached the site")
 	default:
 	}
-	held := atAsync(context.Background(), CommitLocked, "a1")
+	held := atAsync(context.Background(), instore.CommitLocked, "a1")
 	<-h.Arrived()
 	// A second matching commit passes: the hold catches one.
-	if err := At(context.Background(), CommitLocked, "a2"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitLocked, "a2"); err != nil {
 		t.Fatalf("At(a2) while a1 is held: %v, want nil", err)
 	}
 	h.Release()
@@ -79,28 +106,28 @@ func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
 
 func TestHoldCrash(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitBeforePoint, is("c1"))
+	h := HoldAt(instore.CommitBeforePoint, is("c1"))
 	defer h.Disarm()
-	held := atAsync(context.Background(), CommitBeforePoint, "c1")
+	held := atAsync(context.Background(), instore.CommitBeforePoint, "c1")
 	<-h.Arrived()
 	h.Crash()
 	h.Release() // the first decision wins
 	err := <-held
-	if !errors.Is(err, ErrCrashed) {
-		t.Fatalf("crashed commit answered %v, want an error wrapping ErrCrashed", err)
+	if !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("crashed commit answered %v, want an error wrapping instore.ErrCrashed", err)
 	}
-	if !strings.Contains(err.Error(), "c1") || !strings.Contains(err.Error(), string(CommitBeforePoint)) {
+	if !strings.Contains(err.Error(), "c1") || !strings.Contains(err.Error(), string(instore.CommitBeforePoint)) {
 		t.Fatalf("crash error %q names neither the commit nor the site", err)
 	}
 }
 
 func TestHoldReleasedBeforeArrivalPasses(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitAfterPoint, nil)
+	h := HoldAt(instore.CommitAfterPoint, nil)
 	defer h.Disarm()
 	h.Release()
 	// Called on this goroutine: it would block forever if it waited.
-	if err := At(context.Background(), CommitAfterPoint, "c1"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c1"); err != nil {
 		t.Fatalf("At after an early release: %v, want nil", err)
 	}
 	select {
@@ -112,37 +139,37 @@ func TestHoldReleasedBeforeArrivalPasses(t *testing.T) {
 
 func TestHoldCrashedBeforeArrivalCrashes(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, nil)
+	h := HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
 	h.Crash()
-	if err := At(context.Background(), CommitLocked, "c1"); !errors.Is(err, ErrCrashed) {
-		t.Fatalf("At after an early crash: %v, want ErrCrashed", err)
+	if err := instore.At(context.Background(), instore.CommitLocked, "c1"); !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("At after an early crash: %v, want instore.ErrCrashed", err)
 	}
 }
 
 func TestDisarmReleasesHeldCommit(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, nil)
-	held := atAsync(context.Background(), CommitLocked, "c1")
+	h := HoldAt(instore.CommitLocked, nil)
+	held := atAsync(context.Background(), instore.CommitLocked, "c1")
 	<-h.Arrived()
 	h.Disarm()
 	h.Disarm() // idempotent
 	if err := <-held; err != nil {
 		t.Fatalf("commit released by Disarm: %v, want nil", err)
 	}
-	if err := At(context.Background(), CommitLocked, "c2"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitLocked, "c2"); err != nil {
 		t.Fatalf("At after Disarm: %v, want nil", err)
 	}
 }
 
 func TestTwoHoldsReleasedIndependently(t *testing.T) {
 	defer requireDisarmed(t)
-	h1 := HoldAt(CommitLocked, is("c1"))
-	h2 := HoldAt(CommitLocked, is("c2"))
+	h1 := HoldAt(instore.CommitLocked, is("c1"))
+	h2 := HoldAt(instore.CommitLocked, is("c2"))
 	defer h1.Disarm()
 	defer h2.Disarm()
-	r1 := atAsync(context.Background(), CommitLocked, "c1")
-	r2 := atAsync(context.Background(), CommitLocked, "c2")
+	r1 := atAsync(context.Background(), instore.CommitLocked, "c1")
+	r2 := atAsync(context.Background(), instore.CommitLocked, "c2")
 	<-h1.Arrived()
 	<-h2.Arrived()
 	h1.Release()
@@ -152,36 +179,36 @@ func TestTwoHoldsReleasedIndependently(t *testing.T) {
 	// Had Release let c2 go too (as pingcap's pause does for every caller),
 	// c2 would have passed with nil; crashing it proves it was still held.
 	h2.Crash()
-	if err := <-r2; !errors.Is(err, ErrCrashed) {
-		t.Fatalf("c2 crashed after c1's release: %v, want ErrCrashed", err)
+	if err := <-r2; !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("c2 crashed after c1's release: %v, want instore.ErrCrashed", err)
 	}
 }
 
 func TestHeldCommitHonoursContext(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, nil)
+	h := HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
 	ctx, cancel := context.WithCancel(context.Background())
-	held := atAsync(ctx, CommitLocked, "c1")
+	held := atAsync(ctx, instore.CommitLocked, "c1")
 	<-h.Arrived()
 	cancel()
 	if err := <-held; !errors.Is(err, context.Canceled) {
 		t.Fatalf("held commit whose ctx ended: %v, want context.Canceled", err)
 	}
-	if k := hoststore.KindOf(<-atAsync(ctx, CommitBeforePoint, "c2")); k != hoststore.ErrKindNone {
+	if k := hoststore.KindOf(<-atAsync(ctx, instore.CommitBeforePoint, "c2")); k != hoststore.ErrKindNone {
 		t.Fatalf("At at an unarmed site with an ended ctx: kind %q, want none", k)
 	}
 }
 
 func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, is("c1"))
-	held := atAsync(context.Background(), CommitLocked, "c1")
+	h := HoldAt(instore.CommitLocked, is("c1"))
+	held := atAsync(context.Background(), instore.CommitLocked, "c1")
 	<-h.Arrived()
 	// Other sites, and the held commit's own site, arm and disarm freely
 	// while the commit waits (pingcap's registry would deadlock on an
 	// Enable while a caller is paused).
-	for _, s := range Sites {
+	for _, s := range instore.Sites {
 		o := HoldAt(s, is("other"))
 		if err := ArmTerms(s, "sleep(0)"); err != nil {
 			t.Fatal(err)
@@ -192,7 +219,7 @@ func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
 		DisarmTerms(s)
 		o.Disarm()
 	}
-	if err := At(context.Background(), CommitAfterPoint, "c2"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c2"); err != nil {
 		t.Fatalf("another commit while c1 is held: %v, want nil", err)
 	}
 	h.Disarm()
@@ -203,25 +230,25 @@ func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
 
 func TestArmTermsCountedCrash(t *testing.T) {
 	defer requireDisarmed(t)
-	if err := ArmTerms(CommitBeforePoint, `1*return("crash")`); err != nil {
+	if err := ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(CommitBeforePoint)
-	err := At(context.Background(), CommitBeforePoint, "c1")
-	if !errors.Is(err, ErrCrashed) {
-		t.Fatalf("first call under 1*return(\"crash\"): %v, want ErrCrashed", err)
+	defer DisarmTerms(instore.CommitBeforePoint)
+	err := instore.At(context.Background(), instore.CommitBeforePoint, "c1")
+	if !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("first call under 1*return(\"crash\"): %v, want instore.ErrCrashed", err)
 	}
 	for _, id := range []hoststore.CommitID{"c2", "c3"} {
-		if err := At(context.Background(), CommitBeforePoint, id); err != nil {
+		if err := instore.At(context.Background(), instore.CommitBeforePoint, id); err != nil {
 			t.Fatalf("call %s after the count was spent: %v, want nil", id, err)
 		}
 	}
 	// Re-arming starts a fresh count.
-	if err := ArmTerms(CommitBeforePoint, `1*return("crash")`); err != nil {
+	if err := ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	if err := At(context.Background(), CommitBeforePoint, "c4"); !errors.Is(err, ErrCrashed) {
-		t.Fatalf("first call after re-arming: %v, want ErrCrashed", err)
+	if err := instore.At(context.Background(), instore.CommitBeforePoint, "c4"); !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("first call after re-arming: %v, want instore.ErrCrashed", err)
 	}
 }
 
@@ -240,13 +267,13 @@ func TestArmTermsEffects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.terms, func(t *testing.T) {
 			defer requireDisarmed(t)
-			if err := ArmTerms(CommitAfterPoint, c.terms); err != nil {
+			if err := ArmTerms(instore.CommitAfterPoint, c.terms); err != nil {
 				t.Fatal(err)
 			}
-			defer DisarmTerms(CommitAfterPoint)
+			defer DisarmTerms(instore.CommitAfterPoint)
 			for i, want := range c.crash {
-				err := At(context.Background(), CommitAfterPoint, "c1")
-				if got := errors.Is(err, ErrCrashed); got != want || (!want && err != nil) {
+				err := instore.At(context.Background(), instore.CommitAfterPoint, "c1")
+				if got := errors.Is(err, instore.ErrCrashed); got != want || (!want && err != nil) {
 					t.Fatalf("call %d under %s: %v, want crash=%v", i, c.terms, err, want)
 				}
 			}
@@ -256,30 +283,30 @@ func TestArmTermsEffects(t *testing.T) {
 
 func TestTermSleepHonoursContext(t *testing.T) {
 	defer requireDisarmed(t)
-	if err := ArmTerms(CommitLocked, `sleep("1h")`); err != nil {
+	if err := ArmTerms(instore.CommitLocked, `sleep("1h")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(CommitLocked)
+	defer DisarmTerms(instore.CommitLocked)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := At(ctx, CommitLocked, "c1"); !errors.Is(err, context.Canceled) {
+	if err := instore.At(ctx, instore.CommitLocked, "c1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleeping commit whose ctx ended: %v, want context.Canceled", err)
 	}
 }
 
 func TestHoldThenTermsAtOneSite(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, nil)
+	h := HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	if err := ArmTerms(CommitLocked, "return(true)"); err != nil {
+	if err := ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(CommitLocked)
-	held := atAsync(context.Background(), CommitLocked, "c1")
+	defer DisarmTerms(instore.CommitLocked)
+	held := atAsync(context.Background(), instore.CommitLocked, "c1")
 	<-h.Arrived()
 	h.Release()
-	if err := <-held; !errors.Is(err, ErrCrashed) {
-		t.Fatalf("released commit at a site with crash terms: %v, want ErrCrashed", err)
+	if err := <-held; !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("released commit at a site with crash terms: %v, want instore.ErrCrashed", err)
 	}
 }
 
@@ -313,7 +340,7 @@ func TestTermsRefused(t *testing.T) {
 			t.Errorf("ValidateTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
 			continue
 		}
-		if err := ArmTerms(CommitLocked, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := ArmTerms(instore.CommitLocked, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ArmTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
 		}
 	}
@@ -322,7 +349,7 @@ func TestTermsRefused(t *testing.T) {
 		if err := ValidateTerms(terms); err != nil {
 			t.Errorf("ValidateTerms(%q) = %v, want nil", terms, err)
 		}
-		if err := ArmTerms(CommitLocked, terms); err == nil || !strings.Contains(err.Error(), `"crash", true`) {
+		if err := ArmTerms(instore.CommitLocked, terms); err == nil || !strings.Contains(err.Error(), `"crash", true`) {
 			t.Errorf("ArmTerms(%q) = %v, want a refusal naming the values taken", terms, err)
 		}
 	}
@@ -344,47 +371,35 @@ func TestHoldAtUnknownSitePanics(t *testing.T) {
 
 func TestAtUnknownSiteWhileArmed(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, nil)
+	h := HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	if err := At(context.Background(), "commit-nowhere", "c1"); err != nil {
+	if err := instore.At(context.Background(), "commit-nowhere", "c1"); err != nil {
 		t.Fatalf("At at an unknown site: %v, want nil", err)
 	}
 }
 
 func TestDisarmTermsIdempotent(t *testing.T) {
-	DisarmTerms(CommitLocked)
-	if err := ArmTerms(CommitLocked, "return(true)"); err != nil {
+	DisarmTerms(instore.CommitLocked)
+	if err := ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
-	DisarmTerms(CommitLocked)
-	DisarmTerms(CommitLocked)
+	DisarmTerms(instore.CommitLocked)
+	DisarmTerms(instore.CommitLocked)
 	requireDisarmed(t)
-	if err := At(context.Background(), CommitLocked, "c1"); err != nil {
+	if err := instore.At(context.Background(), instore.CommitLocked, "c1"); err != nil {
 		t.Fatalf("At after DisarmTerms: %v, want nil", err)
-	}
-}
-
-func BenchmarkAtDisabled(b *testing.B) {
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, s := range Sites {
-			if err := At(ctx, s, "c1"); err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
 }
 
 func BenchmarkAtArmedOtherCommit(b *testing.B) {
 	ctx := context.Background()
-	h := HoldAt(CommitLocked, is("other"))
-	held := atAsync(ctx, CommitLocked, "other")
+	h := HoldAt(instore.CommitLocked, is("other"))
+	held := atAsync(ctx, instore.CommitLocked, "other")
 	<-h.Arrived()
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, s := range Sites {
-			if err := At(ctx, s, "c1"); err != nil {
+		for _, s := range instore.Sites {
+			if err := instore.At(ctx, s, "c1"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -398,14 +413,14 @@ func BenchmarkAtArmedOtherCommit(b *testing.B) {
 
 func TestPanickingMatcherLeavesRegistryUsable(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(CommitLocked, func(hoststore.CommitID) bool { panic("matcher broke") })
+	h := HoldAt(instore.CommitLocked, func(hoststore.CommitID) bool { panic("matcher broke") })
 	func() {
 		defer func() {
 			if p := recover(); p == nil {
 				t.Fatal("the matcher's panic did not reach the caller")
 			}
 		}()
-		_ = At(context.Background(), CommitLocked, "c1")
+		_ = instore.At(context.Background(), instore.CommitLocked, "c1")
 	}()
 	h.Disarm() // would deadlock if the registry had stayed locked
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 func matchID(id hoststore.CommitID) func(hoststore.CommitID) bool {
@@ -15,7 +16,7 @@ func matchID(id hoststore.CommitID) func(hoststore.CommitID) bool {
 
 // holdCommit commits b on its own goroutine with a hold at site, and waits
 // until the commit arrives there. The answer comes on the channel.
-func (e *env) holdCommit(s hoststore.HostStore, b *hoststore.CommitBatch, site faults.Site) (*faults.Hold, <-chan error) {
+func (e *env) holdCommit(s hoststore.HostStore, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	e.Helper()
 	h := faults.HoldAt(site, matchID(b.CommitID()))
 	e.Cleanup(h.Disarm)
@@ -30,7 +31,7 @@ func (e *env) holdCommit(s hoststore.HostStore, b *hoststore.CommitBatch, site f
 }
 
 func testHeldIndependence(e *env) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		w, tok := e.writer()
 		q := e.open()
 		a := scope(hoststore.KindSession, "held-"+string(site))
@@ -50,7 +51,7 @@ func testHeldIndependence(e *env) {
 			e.Errorf("%s: RenewFence while a commit is held: %v", site, err)
 		}
 		want := vh(1, setup, "a1")
-		if site == faults.CommitAfterPoint {
+		if site == instore.CommitAfterPoint {
 			want = vh(2, held.CommitID(), "a2")
 		}
 		e.wantHead(q, a, want)
@@ -67,7 +68,7 @@ func testHeldIndependence(e *env) {
 }
 
 func testCrash(e *env) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		w, tok := e.writer()
 		a := scope(hoststore.KindSession, "crash-a-"+string(site))
 		b := scope(hoststore.KindRecord, "crash-b-"+string(site))
@@ -78,14 +79,14 @@ func testCrash(e *env) {
 		h.Crash()
 		err := w.Commit(e.ctx, bt)
 		h.Disarm()
-		if !errors.Is(err, faults.ErrCrashed) {
+		if !errors.Is(err, instore.ErrCrashed) {
 			e.Errorf("%s: Commit with a crash = %v, want the crash", site, err)
 		}
 		if k, ok := w.(hoststore.Killer); ok {
 			k.Kill()
 		}
 		r := e.open()
-		if site == faults.CommitAfterPoint {
+		if site == instore.CommitAfterPoint {
 			e.wantHead(r, a, vh(2, bt.CommitID(), "a2"))
 			e.wantHead(r, b, vh(2, bt.CommitID(), "b2"))
 			e.wantRows(r, b, 0, "rb")
@@ -98,7 +99,7 @@ func testCrash(e *env) {
 }
 
 func testKillHeld(e *env) {
-	for _, site := range faults.Sites {
+	for _, site := range instore.Sites {
 		w, tok := e.writer()
 		k, ok := w.(hoststore.Killer)
 		if !ok {
@@ -113,7 +114,7 @@ func testKillHeld(e *env) {
 		k.Kill()
 		h.Release()
 		err := <-res
-		if site != faults.CommitAfterPoint && err == nil {
+		if site != instore.CommitAfterPoint && err == nil {
 			e.Errorf("%s: a commit killed before its commit point answered Ok", site)
 		}
 		q, qtok := e.writer()
@@ -122,10 +123,10 @@ func testKillHeld(e *env) {
 		if landedB := hb != nil && hb.CommitID == bt.CommitID(); landed != landedB {
 			e.Errorf("%s: a killed two-scope batch shows in one scope only (a %v, b %v)", site, landed, landedB)
 		}
-		if site == faults.CommitAfterPoint && !landed {
+		if site == instore.CommitAfterPoint && !landed {
 			e.Errorf("%s: a batch killed after its commit point is not visible", site)
 		}
-		if site != faults.CommitAfterPoint && landed {
+		if site != instore.CommitAfterPoint && landed {
 			e.Errorf("%s: a batch killed before its commit point is visible", site)
 		}
 		v := hoststore.ScopeVersion(1)

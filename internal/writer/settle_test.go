@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/faults"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 func TestAnswerLostIsSettledByTheSameBatch(t *testing.T) {

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,53 +9,41 @@ import (
 	"github.com/pingcap/failpoint"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/hook"
 )
-
-// Site is a named point inside a store's commit.
-type Site string
-
-// The in-store sites, in the order a commit passes them.
-const (
-	CommitLocked      Site = "commit-locked"
-	CommitBeforePoint Site = "commit-before-point"
-	CommitAfterPoint  Site = "commit-after-point"
-)
-
-// Sites lists the in-store sites in commit order.
-var Sites = []Site{CommitLocked, CommitBeforePoint, CommitAfterPoint}
 
 // FailpathPrefix prefixes every failpath of conform's catalogue.
 const FailpathPrefix = "conform/"
 
-// The sites' failpaths, built once so that At does not build a string.
+// The sites' failpaths, built once so that dispatching does not build a
+// string.
 var (
-	pathLocked      = CommitLocked.Failpath()
-	pathBeforePoint = CommitBeforePoint.Failpath()
-	pathAfterPoint  = CommitAfterPoint.Failpath()
+	pathLocked      = failpath(instore.CommitLocked)
+	pathBeforePoint = failpath(instore.CommitBeforePoint)
+	pathAfterPoint  = failpath(instore.CommitAfterPoint)
 )
 
-// Failpath is the site's name in pingcap/failpoint's registry.
-func (s Site) Failpath() string { return FailpathPrefix + string(s) }
+// failpath returns an in-store site's name in pingcap/failpoint's registry.
+func failpath(s instore.Site) string { return FailpathPrefix + string(s) }
 
-// path answers the site's failpath, or false for a site not in Sites.
-func (s Site) path() (string, bool) {
+// sitePath returns the site's failpath, or false for a site not in
+// instore.Sites.
+func sitePath(s instore.Site) (string, bool) {
 	switch s {
-	case CommitLocked:
+	case instore.CommitLocked:
 		return pathLocked, true
-	case CommitBeforePoint:
+	case instore.CommitBeforePoint:
 		return pathBeforePoint, true
-	case CommitAfterPoint:
+	case instore.CommitAfterPoint:
 		return pathAfterPoint, true
 	}
 	return "", false
 }
 
-// ErrCrashed is wrapped by the error At answers when the harness crashes
-// the commit at a site.
-var ErrCrashed = errors.New("conform: crashed at an in-store failpoint")
-
-// armed counts the in-store holds and term sets; zero keeps At to one
-// atomic load. It changes only with reg held.
+// armed counts the in-store holds and term sets. It changes only with reg
+// held. While it is above zero, dispatchAt is in internal/hook's slot; at
+// zero the slot is empty, which keeps instore.At to one atomic load.
 var armed atomic.Int64
 
 // Decision is what a hold's commit does when released.
@@ -65,13 +52,13 @@ type Decision int
 const (
 	// Proceed lets the commit go on.
 	Proceed Decision = iota
-	// Crash makes At answer ErrCrashed.
+	// Crash makes instore.At return an error wrapping instore.ErrCrashed.
 	Crash
 )
 
 // Hold holds one matching commit at a site. Build it with HoldAt.
 type Hold struct {
-	site     Site
+	site     instore.Site
 	match    func(hoststore.CommitID) bool
 	arrived  chan struct{}
 	decided  chan struct{} // closed once decision is set
@@ -97,7 +84,7 @@ func (h *Hold) decide(d Decision) {
 }
 
 // Site is where the hold waits.
-func (h *Hold) Site() Site { return h.site }
+func (h *Hold) Site() instore.Site { return h.site }
 
 // wait blocks the commit that took the hold until the harness decides or
 // ctx ends.
@@ -106,7 +93,7 @@ func (h *Hold) wait(ctx context.Context, id hoststore.CommitID) error {
 	select {
 	case <-h.decided:
 		if h.decision == Crash {
-			return fmt.Errorf("%w: %s of commit %q (held, then crashed)", ErrCrashed, h.site, id)
+			return fmt.Errorf("%w: %s of commit %q (held, then crashed)", instore.ErrCrashed, h.site, id)
 		}
 		return nil
 	case <-ctx.Done():
@@ -120,12 +107,12 @@ func (h *Hold) wait(ctx context.Context, id hoststore.CommitID) error {
 // so arming and disarming stay free while commits are held.
 var reg = struct {
 	sync.Mutex
-	holds map[Site][]*Hold
-	terms map[Site]*termSet
-}{holds: map[Site][]*Hold{}, terms: map[Site]*termSet{}}
+	holds map[instore.Site][]*Hold
+	terms map[instore.Site]*termSet
+}{holds: map[instore.Site][]*Hold{}, terms: map[instore.Site]*termSet{}}
 
 // siteCountLocked counts what is armed at site; called with reg held.
-func siteCountLocked(site Site) int {
+func siteCountLocked(site instore.Site) int {
 	n := len(reg.holds[site])
 	if reg.terms[site] != nil {
 		n++
@@ -134,22 +121,26 @@ func siteCountLocked(site Site) int {
 }
 
 // addLocked counts one more armed thing at site; called with reg held.
-func addLocked(site Site) {
+func addLocked(site instore.Site) {
 	if siteCountLocked(site) == 0 {
-		p, _ := site.path()
+		p, _ := sitePath(site)
 		if err := failpoint.EnableCall(p, dispatch); err != nil {
 			panic(fmt.Sprintf("faults: enable %s: %v", p, err))
 		}
 	}
-	armed.Add(1)
+	if armed.Add(1) == 1 {
+		hook.Set(dispatchAt)
+	}
 }
 
 // dropLocked counts one less armed thing at site, after it was removed
 // from reg; called with reg held.
-func dropLocked(site Site) {
-	armed.Add(-1)
+func dropLocked(site instore.Site) {
+	if armed.Add(-1) == 0 {
+		hook.Set(nil)
+	}
 	if siteCountLocked(site) == 0 {
-		p, _ := site.path()
+		p, _ := sitePath(site)
 		mustDisable(p)
 	}
 }
@@ -158,9 +149,9 @@ func dropLocked(site Site) {
 // (nil matches any). The hold catches one commit; later ones pass. Call
 // Release or Crash, then Disarm, when done. match runs with the registry
 // locked: it must not call this package. HoldAt panics for a site not in
-// Sites (a hold there could never catch anything).
-func HoldAt(site Site, match func(hoststore.CommitID) bool) *Hold {
-	if _, ok := site.path(); !ok {
+// instore.Sites (a hold there could never catch anything).
+func HoldAt(site instore.Site, match func(hoststore.CommitID) bool) *Hold {
+	if _, ok := sitePath(site); !ok {
 		panic(fmt.Sprintf("faults: HoldAt: unknown site %q", site))
 	}
 	h := &Hold{site: site, match: match, arrived: make(chan struct{}), decided: make(chan struct{})}
@@ -192,9 +183,9 @@ func (h *Hold) Disarm() {
 // "crash" or true crashes, false passes; sleep delays the commit (ending
 // early with its ctx). It refuses an unknown site and terms ValidateTerms
 // refuses or whose return values are not those.
-func ArmTerms(site Site, terms string) error {
-	if _, ok := site.path(); !ok {
-		return fmt.Errorf("failpoint %q: unknown in-store site; the sites are %v", site, Sites)
+func ArmTerms(site instore.Site, terms string) error {
+	if _, ok := sitePath(site); !ok {
+		return fmt.Errorf("failpoint %q: unknown in-store site; the sites are %v", site, instore.Sites)
 	}
 	chain, lib, err := parseInStoreTerms(terms)
 	if err != nil {
@@ -202,7 +193,7 @@ func ArmTerms(site Site, terms string) error {
 	}
 	reg.Lock()
 	defer reg.Unlock()
-	ts, err := armTermSet(site.Failpath(), terms, chain, lib)
+	ts, err := armTermSet(failpath(site), terms, chain, lib)
 	if err != nil {
 		return err
 	}
@@ -216,7 +207,7 @@ func ArmTerms(site Site, terms string) error {
 }
 
 // DisarmTerms removes the terms armed at site; it does nothing when none are.
-func DisarmTerms(site Site) {
+func DisarmTerms(site instore.Site) {
 	reg.Lock()
 	defer reg.Unlock()
 	ts := reg.terms[site]
@@ -260,26 +251,24 @@ func parseInStoreTerms(terms string) ([]termAct, string, error) {
 	return chain, lib, nil
 }
 
-// atCall carries one At call through failpoint.Call as a single pointer,
-// so the armed path boxes nothing but it; atCalls are pooled.
+// atCall carries one instore.At call through failpoint.Call as a single
+// pointer, so the armed path boxes nothing but it; atCalls are pooled.
 type atCall struct {
 	ctx  context.Context
-	site Site
+	site instore.Site
 	id   hoststore.CommitID
 	err  error
 }
 
 var atCalls = sync.Pool{New: func() any { return new(atCall) }}
 
-// At is the in-store failpoint: a store calls it at site during the commit
-// of the batch with commit id id. It answers nil to go on, an error wrapping
-// ErrCrashed to crash there, or ctx.Err() when ctx ended while the commit
-// was held or delayed there. See the package doc.
-func At(ctx context.Context, site Site, id hoststore.CommitID) error {
-	if armed.Load() == 0 {
-		return nil
-	}
-	p, ok := site.path()
+// dispatchAt is the handler in internal/hook's slot while anything
+// in-store is armed: instore.At calls it. It calls the site's failpath,
+// which is enabled with dispatch while anything is armed at that site; a
+// site with nothing armed, or not in instore.Sites, returns nil.
+func dispatchAt(ctx context.Context, name string, id hoststore.CommitID) error {
+	site := instore.Site(name)
+	p, ok := sitePath(site)
 	if !ok {
 		return nil
 	}
@@ -310,7 +299,7 @@ func dispatch(c *atCall) {
 // lookup takes the hold that catches commit id at site, if any, and
 // answers the site's terms. The unlock is deferred: a matcher that panics
 // must not leave the registry locked.
-func lookup(site Site, id hoststore.CommitID) (*Hold, *termSet) {
+func lookup(site instore.Site, id hoststore.CommitID) (*Hold, *termSet) {
 	reg.Lock()
 	defer reg.Unlock()
 	for _, h := range reg.holds[site] {
@@ -323,7 +312,7 @@ func lookup(site Site, id hoststore.CommitID) (*Hold, *termSet) {
 }
 
 // inStore evaluates in-store terms once for a commit at site.
-func (ts *termSet) inStore(ctx context.Context, site Site, id hoststore.CommitID) error {
+func (ts *termSet) inStore(ctx context.Context, site instore.Site, id hoststore.CommitID) error {
 	t := ts.next()
 	if t == nil {
 		return nil
@@ -333,7 +322,7 @@ func (ts *termSet) inStore(ctx context.Context, site Site, id hoststore.CommitID
 		return sleepCtx(ctx, t.sleep)
 	case actReturn:
 		if t.ret == "crash" || t.ret == true {
-			return fmt.Errorf("%w: %s of commit %q (terms %q)", ErrCrashed, site, id, ts.terms)
+			return fmt.Errorf("%w: %s of commit %q (terms %q)", instore.ErrCrashed, site, id, ts.terms)
 		}
 	}
 	return nil

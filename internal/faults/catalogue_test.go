@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
 )
 
 func TestCatalogueEntries(t *testing.T) {
 	cat := Catalogue()
 	var want []string
-	for _, s := range Sites {
+	for _, s := range instore.Sites {
 		want = append(want, string(s))
 	}
 	for _, s := range WrapSites {
@@ -28,7 +29,7 @@ func TestCatalogueEntries(t *testing.T) {
 			t.Errorf("entry %q: failpath %q, want %q", e.Name, e.Failpath, FailpathPrefix+e.Name)
 		}
 		wantLayer := LayerInStore
-		if i >= len(Sites) {
+		if i >= len(instore.Sites) {
 			wantLayer = LayerWrapper
 		}
 		if e.Layer != wantLayer {
@@ -39,7 +40,7 @@ func TestCatalogueEntries(t *testing.T) {
 		}
 	}
 	cat[0].Name = "changed"
-	if Catalogue()[0].Name != string(CommitLocked) {
+	if Catalogue()[0].Name != string(instore.CommitLocked) {
 		t.Fatal("changing Catalogue's answer changed the catalogue")
 	}
 }
@@ -103,8 +104,8 @@ func TestArmDisarmInStore(t *testing.T) {
 	if err := Arm(e, terms); err != nil {
 		t.Fatal(err)
 	}
-	if err := At(ctx0, CommitBeforePoint, "c1"); !errors.Is(err, ErrCrashed) {
-		t.Fatalf("At under an armed entry: %v, want ErrCrashed", err)
+	if err := instore.At(ctx0, instore.CommitBeforePoint, "c1"); !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("At under an armed entry: %v, want instore.ErrCrashed", err)
 	}
 	Disarm(e)
 	if n := Armed(); n != 0 {
@@ -134,14 +135,14 @@ func TestArmDisarmWrapper(t *testing.T) {
 }
 
 func TestArmRefuses(t *testing.T) {
-	e, _ := Lookup(string(CommitLocked))
+	e, _ := Lookup(string(instore.CommitLocked))
 	if err := Arm(e, `return("kill")`); err == nil {
 		t.Error("Arm took a wrapper's return value at an in-store entry")
 	}
 	if err := Arm(Entry{Name: "commit-nowhere", Layer: LayerInStore}, "return(true)"); err == nil || !strings.Contains(err.Error(), "not in the catalogue") {
 		t.Errorf("Arm of an unknown entry = %v, want a refusal", err)
 	}
-	if err := Arm(Entry{Name: string(CommitLocked), Layer: LayerWrapper}, `return("kill")`); err == nil {
+	if err := Arm(Entry{Name: string(instore.CommitLocked), Layer: LayerWrapper}, `return("kill")`); err == nil {
 		t.Error("Arm took an entry whose layer is not the catalogue's")
 	}
 	Disarm(Entry{Name: "commit-nowhere", Layer: "elsewhere"})

@@ -1,8 +1,8 @@
 // Package writer is Core's writer over any Host Store: the one writer of a
 // realm, keeping every rule of "Core's Writer Rules" in the Host Store SPI
 // (host-store-spi.txt), on the store's FenceTiming and a Clock the caller
-// controls. Store authors drive their store with it; conform's long-run
-// and durable-worker chapters run scripted work through it.
+// controls. conform's long-run and durable-worker chapters run scripted
+// work through it; it is internal to the harness.
 //
 // The rules, and where the writer keeps them:
 //

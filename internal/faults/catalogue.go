@@ -3,11 +3,14 @@ package faults
 import (
 	"fmt"
 	"strings"
+
+	"github.com/conform-spi/conform/instore"
 )
 
 // The layers of the catalogue ("Fault layers" in the architecture).
 const (
-	// LayerInStore: a site the store calls from its own commit path (At).
+	// LayerInStore: a site the store calls from its own commit path
+	// (instore.At).
 	LayerInStore = "in-store"
 	// LayerWrapper: a site of the wrapper Store around the store.
 	LayerWrapper = "wrapper"
@@ -29,21 +32,21 @@ type Entry struct {
 }
 
 // inStoreEffects is the effects line of every in-store entry.
-const inStoreEffects = `return("crash") or return(true): the commit crashes there (At answers ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
+const inStoreEffects = `return("crash") or return(true): the commit crashes there (instore.At returns instore.ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
 
 var catalogue = []Entry{
 	{
-		Name: string(CommitLocked), Failpath: CommitLocked.Failpath(), Layer: LayerInStore,
+		Name: string(instore.CommitLocked), Failpath: failpath(instore.CommitLocked), Layer: LayerInStore,
 		Doc:     "inside a commit, after it has taken its locks or begun its transaction, before it checks anything",
 		Effects: inStoreEffects,
 	},
 	{
-		Name: string(CommitBeforePoint), Failpath: CommitBeforePoint.Failpath(), Layer: LayerInStore,
+		Name: string(instore.CommitBeforePoint), Failpath: failpath(instore.CommitBeforePoint), Layer: LayerInStore,
 		Doc:     "inside a commit, just before its commit point (the moment after which the batch is visible)",
 		Effects: inStoreEffects,
 	},
 	{
-		Name: string(CommitAfterPoint), Failpath: CommitAfterPoint.Failpath(), Layer: LayerInStore,
+		Name: string(instore.CommitAfterPoint), Failpath: failpath(instore.CommitAfterPoint), Layer: LayerInStore,
 		Doc:     "inside a commit, just after its commit point, before the store answers",
 		Effects: inStoreEffects,
 	},
@@ -125,7 +128,7 @@ func Arm(e Entry, terms string) error {
 		return fmt.Errorf("failpoint %q: not in the catalogue", e.Name)
 	}
 	if e.Layer == LayerInStore {
-		return ArmTerms(Site(e.Name), terms)
+		return ArmTerms(instore.Site(e.Name), terms)
 	}
 	return ArmWrapTerms(WrapSite(e.Name), terms)
 }
@@ -134,7 +137,7 @@ func Arm(e Entry, terms string) error {
 func Disarm(e Entry) {
 	switch e.Layer {
 	case LayerInStore:
-		DisarmTerms(Site(e.Name))
+		DisarmTerms(instore.Site(e.Name))
 	case LayerWrapper:
 		DisarmWrapTerms(WrapSite(e.Name))
 	}

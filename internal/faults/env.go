@@ -10,8 +10,8 @@ var envDisabled []string
 // GO_FAILPOINTS before this package ran. Terms reach conform's failpaths
 // only through this package (validated, with errors instead of the
 // library's exit); left enabled, such terms would be evaluated by the
-// library on every At while anything is armed, where a `pause` would hang
-// the commit for good.
+// library on every instore.At while anything is armed, where a `pause`
+// would hang the commit for good.
 func init() {
 	for _, p := range failpoint.List() {
 		if _, ok := Lookup(p); !ok {

@@ -1,0 +1,52 @@
+// Package faults is conform's fault injector: it arms the in-store
+// failpoints that a store calls from its own commit path (package instore),
+// wraps a store to kill and break its requests from outside, and keeps the
+// catalogue that names them all ("Fault layers" in the architecture: layer
+// 1 is the wrapper, layer 2 the in-store failpoints).
+//
+// # In-store failpoints
+//
+// A store calls instore.At at the three instore sites of its commit; the
+// package doc of instore says where they go and what a store does with an
+// error. instore depends on nothing of this package: it calls through
+// internal/hook, whose slot holds this package's dispatcher from the first
+// hold or term set armed to the last one disarmed. With nothing armed the
+// slot is empty and instore.At costs one atomic load.
+//
+// HoldAt holds the first matching commit at a site until the harness
+// releases it (Release) or crashes it there (Crash; instore.At then returns
+// an error wrapping instore.ErrCrashed). The harness treats the handle as
+// killed after a crash.
+//
+// # Terms
+//
+// The sites are github.com/pingcap/failpoint failpaths (FailpathPrefix and
+// the site's name), and a run can arm them with terms (ArmTerms, or the
+// CLI's --failpoint through ParseFailpointFlag and Arm): `return("crash")`
+// or `return(true)` crashes, `sleep(ms)` delays, `N*` counts, `->` chains.
+// conform takes a subset of the library's language and refuses the rest
+// with an error that says why: `N%` (an unseeded global source: a run could
+// not be reproduced), `pause` (use a Hold), `panic`, `break`, `print`. See
+// terms.go for the traps of the library this package steps around.
+//
+// Terms are armed only through this package, which answers an error for
+// terms it refuses. pingcap/failpoint also reads GO_FAILPOINTS at its init,
+// before any of conform's code runs, and exits the process on a malformed
+// value: conform never sets it, and this package's init disables any of
+// conform's failpaths that it enabled.
+//
+// # The wrapper
+//
+// Wrap puts a Store around a HostStore: Inject makes it kill the "process"
+// before a request is sent, with it in flight, or after the store answered
+// (the answer lost), or answer Unavailable or Indeterminate instead of the
+// store. Two wrapper failpaths take terms from the CLI:
+// conform/wrap/commit-before-send and conform/wrap/commit-after-answer
+// (WrapSite, ArmWrapTerms).
+//
+// # The catalogue
+//
+// Catalogue lists every named failpoint with one doc line; Lookup,
+// ParseFailpointFlag, Arm and Disarm serve the CLI's --failpoint flag over
+// both layers.
+package faults
