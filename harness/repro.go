@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/conform-spi/conform/internal/faults"
 )
@@ -59,6 +61,9 @@ func ParseRepro(s string) (Repro, error) {
 		if err != nil {
 			return Repro{}, fmt.Errorf("repro: part %q: %v", p, err)
 		}
+		if err := checkReproText(k, val); err != nil {
+			return Repro{}, err
+		}
 		switch k {
 		case "seed":
 			n, err := strconv.ParseUint(val, 10, 64)
@@ -83,6 +88,26 @@ func ParseRepro(s string) (Repro, error) {
 		return Repro{}, fmt.Errorf("repro %q: no seed", s)
 	}
 	return r, nil
+}
+
+// maxRepro bounds one value of a repro string.
+const maxRepro = 4096
+
+// checkReproText refuses a value no parser should see: invalid UTF-8, a
+// control character, or more than maxRepro bytes.
+func checkReproText(key, val string) error {
+	switch {
+	case len(val) > maxRepro:
+		return fmt.Errorf("repro: %s: %d bytes, more than %d", key, len(val), maxRepro)
+	case !utf8.ValidString(val):
+		return fmt.Errorf("repro: %s %q: not valid UTF-8", key, val)
+	}
+	for _, r := range val {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("repro: %s %q: control character %U", key, val, r)
+		}
+	}
+	return nil
 }
 
 // ReproLine is the line a failure ends with: the command that runs it again,

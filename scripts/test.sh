@@ -27,6 +27,16 @@ pkgs=("$@")
 echo "== go test -race ${pkgs[*]}"
 go test -race -count=1 -timeout 15m "${pkgs[@]}"
 
+if [ $# -eq 0 ]; then
+	# Every parser of user input has a fuzz target; each runs briefly here
+	# (its seed corpus also runs in the go test above).
+	echo "== fuzz, ${CONFORM_FUZZTIME:-4s} a target"
+	for target in internal/faults:FuzzParseFailpointFlag harness:FuzzParseRepro \
+		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine; do
+		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" "./${target%%:*}"
+	done
+fi
+
 if [ $# -eq 0 ] && [ -d examples/thirdparty ]; then
 	echo "== examples/thirdparty"
 	(cd examples/thirdparty && go vet ./... && go test -count=1 ./...)

@@ -61,12 +61,23 @@ func conform(t *testing.T, args ...string) result {
 	return conformEnv(t, nil, args...)
 }
 
+// conformIn runs the command with args in directory dir.
+func conformIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	return runConform(t, dir, nil, args...)
+}
+
 // conformEnv runs the command with args and the CONFORM_* variables of env
 // ("NAME=value"), in place of any of the caller's.
 func conformEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return runConform(t, t.TempDir(), env, args...)
+}
+
+func runConform(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	cmd.Env = append(withoutConformEnv(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -154,10 +165,15 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"malformed repro", []string{"reproduce", "v9;seed=1"}, "repro"},
 		{"repro without seed", []string{"reproduce", "v1;row=kill"}, "no seed"},
 		{"list with arguments", []string{"list", "x"}, "takes no arguments but -v"},
+		{"failpoint with invalid UTF-8", []string{"run", "--failpoint", "commit-locked=return(\"\xff\")"}, "not valid UTF-8"},
+		{"sleep that would wrap", []string{"run", "--failpoint", "commit-locked=sleep(9223372036855)"}, "longest sleep"},
+		{"repro with invalid UTF-8", []string{"reproduce", "v1;seed=1;fp=commit-locked%3Dreturn%28%22%FF%22%29"}, "not valid UTF-8"},
+		{"report dir holding other files", []string{"run", "--report-dir", filepath.Dir(notDir)}, "not conform's reports"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := conform(t, c.args...)
+			cwd := t.TempDir()
+			r := conformIn(t, cwd, c.args...)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -166,6 +182,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 			}
 			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic:") {
 				t.Errorf("a Go panic reached the user:\n%s", r.stderr)
+			}
+			if es, _ := os.ReadDir(cwd); len(es) > 0 {
+				t.Errorf("a refused run left %v behind", es)
 			}
 		})
 	}

@@ -92,6 +92,9 @@ func names() string {
 // valid for it (ValidateTerms, and the return values its layer takes). It
 // answers the entry and the terms; errors say which part is wrong.
 func ParseFailpointFlag(s string) (Entry, string, error) {
+	if err := checkText("--failpoint", s); err != nil {
+		return Entry{}, "", err
+	}
 	name, terms, ok := strings.Cut(s, "=")
 	if !ok {
 		return Entry{}, "", fmt.Errorf("--failpoint %q: want name=terms, e.g. %s", s, `commit-locked=1*return("crash")`)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pingcap/failpoint"
 )
@@ -70,6 +72,11 @@ var refusedActs = map[string]string{
 func parseTerms(terms string) ([]termAct, string, error) {
 	if terms == "" {
 		return nil, "", fmt.Errorf("failpoint terms are empty; want e.g. %s", `1*return("crash")`)
+	}
+	// pingcap/failpoint's parser panics on some malformed input; nothing it
+	// could mishandle reaches it.
+	if err := checkText("failpoint terms", terms); err != nil {
+		return nil, "", err
 	}
 	var chain []termAct
 	var lib strings.Builder
@@ -213,6 +220,9 @@ func parseValue(s string) (any, int, error) {
 func sleepValue(v any) (time.Duration, error) {
 	switch x := v.(type) {
 	case int:
+		if x > int(MaxSleep/time.Millisecond) {
+			return 0, fmt.Errorf("sleep: %d ms is more than the longest sleep, %s", x, MaxSleep)
+		}
 		return time.Duration(x) * time.Millisecond, nil
 	case string:
 		d, err := time.ParseDuration(x)
@@ -222,12 +232,39 @@ func sleepValue(v any) (time.Duration, error) {
 		if d < 0 {
 			return 0, fmt.Errorf("sleep: negative duration %s", d)
 		}
+		if d > MaxSleep {
+			return 0, fmt.Errorf("sleep: %s is more than the longest sleep, %s", d, MaxSleep)
+		}
 		return d, nil
 	}
 	return 0, fmt.Errorf("sleep needs milliseconds or a duration string, e.g. sleep(10) or sleep(%q)", "10ms")
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// MaxSleep is the longest sleep a term may ask for.
+const MaxSleep = time.Hour
+
+// MaxTermsBytes is the longest failpoint argument taken.
+const MaxTermsBytes = 4096
+
+// checkText refuses text that no parser of user input should see: invalid
+// UTF-8, control characters, and more than MaxTermsBytes bytes. what names
+// the text in the error.
+func checkText(what, s string) error {
+	if len(s) > MaxTermsBytes {
+		return fmt.Errorf("%s: %d bytes, more than %d", what, len(s), MaxTermsBytes)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q: not valid UTF-8", what, s)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s %q: control character %U", what, s, r)
+		}
+	}
+	return nil
+}
 
 // checkReturns refuses a chain with a return value that ok does not take;
 // want describes the values taken.
