@@ -226,7 +226,7 @@ func runChild(t *testing.T, name string, seed uint64, rowTimeout, settle time.Du
 		t.Fatalf("child %s: reading its report: %v", name, rerr)
 	}
 	t.Logf("child %s, seed %d: exit %v in %s", name, seed, err, time.Since(start).Round(time.Millisecond))
-	if run.Seed != int64(seed) || run.Store != "canary:"+name {
+	if run.Seed != seed || run.Store != "canary:"+name {
 		t.Fatalf("the report is not this child's run: seed %d, store %q", run.Seed, run.Store)
 	}
 	if i := strings.Index(string(out), "WARNING: DATA RACE"); i >= 0 {

@@ -25,7 +25,7 @@ func (s *suite) collect(r Report) *reports.Run {
 		Tool:        "conform",
 		Version:     Version,
 		Store:       o.Store,
-		Seed:        int64(o.Seed),
+		Seed:        o.Seed,
 		Start:       start,
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),

@@ -23,7 +23,7 @@ type (
 	htmlView struct {
 		Tool, Version, Store, Start, Duration, LabelFilter string
 		Verdict, VerdictNote                               string
-		Seed                                               int64
+		Seed                                               uint64
 		Schema                                             int
 		Conformant, Interrupted, Detailed                  bool
 		Failpoints                                         []string

@@ -130,7 +130,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"tool", field(run.Tool)},
 		{"version", field(run.Version)},
 		{"store", field(run.Store)},
-		{"seed", strconv.FormatInt(run.Seed, 10)},
+		{"seed", strconv.FormatUint(run.Seed, 10)},
 		{"conformant", strconv.FormatBool(run.Conformant())},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
 	}

@@ -121,7 +121,7 @@ type Run struct {
 	Tool        string        `json:"tool"`    // "conform"
 	Version     string        `json:"version"` // version of conform
 	Store       string        `json:"store"`   // store URL or name
-	Seed        int64         `json:"seed"`
+	Seed        uint64        `json:"seed"`
 	Start       time.Time     `json:"start"`
 	Duration    time.Duration `json:"duration_ns"`
 	Failpoints  []string      `json:"failpoints,omitempty"` // name=terms

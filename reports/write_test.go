@@ -295,3 +295,13 @@ func TestWritersReportWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTheLargestSeedIsPrintedRight(t *testing.T) {
+	run := sampleRun()
+	run.Seed = 1<<64 - 1
+	for _, name := range Files {
+		if got := string(rendered(t, name, run)); !strings.Contains(got, "18446744073709551615") {
+			t.Errorf("%s does not show seed 2^64-1", name)
+		}
+	}
+}

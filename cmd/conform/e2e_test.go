@@ -475,3 +475,25 @@ func TestInterruptWritesReports(t *testing.T) {
 		}
 	}
 }
+
+func TestLargestSeedEndToEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	const seed = "18446744073709551615"
+	r := conform(t, "run", "--seed", seed, "--rows", "reopen", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, seed) < 2 {
+		t.Errorf("the header and the summary do not both show seed %s:\n%s", seed, r.stdout)
+	}
+	for _, f := range reports.Files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(b), seed) {
+			t.Errorf("%s does not show seed %s (%v)", f, seed, err)
+		}
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil || run.Seed != 1<<64-1 {
+		t.Fatalf("report.json seed = %v (%v)", run, err)
+	}
+}
