@@ -77,7 +77,7 @@ func UpFrom(s hoststore.ScopeRef, prev *hoststore.ScopeVersion, opts ...UpOpt) h
 // SPI refuses is a bug of the row, reported as such.
 func (e *Env) Batch(p *Proc, tag string, ups ...hoststore.ScopeUpdate) *hoststore.CommitBatch {
 	GinkgoHelper()
-	return e.BatchWith(e.NewID(tag), p.Token, ups...)
+	return e.BatchWith(e.newID(tag), p.Token, ups...)
 }
 
 // BatchWith builds a batch with an explicit id and token.

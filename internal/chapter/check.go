@@ -23,10 +23,10 @@ func (e *Env) CheckScope(ctx context.Context, p *Proc, s hoststore.ScopeRef, ob 
 	want := e.Model.Head(s)
 	got, err := p.Load(ctx, s)
 	if err != nil {
-		e.Fail(ObOperations, fmt.Sprintf("LoadHead(%s) failed", s), HeadText(want), ErrText(err))
+		e.Fail(ObOperations, fmt.Sprintf("LoadHead(%s) failed", s), headText(want), ErrText(err))
 	}
 	if !sameHead(want, got) {
-		e.FailDiff(ob, fmt.Sprintf("%s loads a head the reference does not have", s), HeadText(want), HeadText(got), "")
+		e.FailDiff(ob, fmt.Sprintf("%s loads a head the reference does not have", s), headText(want), headText(got), "")
 	}
 	start, end, ok := e.Model.Bounds(s)
 	if !ok {
@@ -115,6 +115,8 @@ func sameHead(a, b *hoststore.VersionedHead) bool {
 	return a.Version == b.Version && a.CommitID == b.CommitID && bytes.Equal(a.Head, b.Head)
 }
 
+// DiffRows returns the first differences between two row lists, one line
+// each, or "" when they are equal.
 func DiffRows(want, got []hoststore.Row) string {
 	var sb strings.Builder
 	n := max(len(want), len(got))
@@ -138,6 +140,8 @@ func DiffRows(want, got []hoststore.Row) string {
 	return fmt.Sprintf("want %d rows, got %d:\n%s", len(want), len(got), sb.String())
 }
 
+// RowsText returns rows as a trail shows them: index and payload, the
+// first six.
 func RowsText(rows []hoststore.Row) string {
 	if len(rows) == 0 {
 		return "no rows"
@@ -164,10 +168,10 @@ func (e *Env) CheckScopes(ctx context.Context, p *Proc, ob reports.ObligationID,
 	}
 }
 
-// ListAll pages through kind's listing with limit and checks the paging
+// listAll pages through kind's listing with limit and checks the paging
 // rules: each page at most limit, names strictly increasing by bytes, and a
-// listing that ends. It answers every head listed.
-func (e *Env) ListAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) []hoststore.NamedHead {
+// listing that ends. It returns every head listed.
+func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) []hoststore.NamedHead {
 	GinkgoHelper()
 	var out []hoststore.NamedHead
 	var after *hoststore.ScopeName
@@ -202,13 +206,6 @@ func (e *Env) ListAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, li
 	}
 }
 
-// CheckListing compares kind's whole listing, paged with limit, with the
-// model's visible scopes and heads.
-func (e *Env) CheckListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) {
-	GinkgoHelper()
-	e.checkListing(ctx, p, kind, limit, "")
-}
-
 // CheckOwnListing pages kind's whole listing with limit (checking its
 // paging rules throughout) and compares the scopes of the running row (its
 // name prefix) with the model. Rows other than the listing row use it, so
@@ -220,7 +217,7 @@ func (e *Env) CheckOwnListing(ctx context.Context, p *Proc, kind hoststore.Scope
 
 func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int, prefix string) {
 	GinkgoHelper()
-	all := e.ListAll(ctx, p, kind, limit)
+	all := e.listAll(ctx, p, kind, limit)
 	var got []hoststore.NamedHead
 	for _, h := range all {
 		if strings.HasPrefix(string(h.Name), prefix) {
@@ -261,7 +258,7 @@ func diffListing(want, got []hoststore.NamedHead) string {
 		default:
 			w, g := want[i].Head, got[j].Head
 			if !sameHead(&w, &g) {
-				fmt.Fprintf(&sb, "~ %q: want %s, got %s\n", want[i].Name, HeadText(&w), HeadText(&g))
+				fmt.Fprintf(&sb, "~ %q: want %s, got %s\n", want[i].Name, headText(&w), headText(&g))
 				shown++
 			}
 			i++
@@ -271,21 +268,8 @@ func diffListing(want, got []hoststore.NamedHead) string {
 	return sb.String()
 }
 
-// CheckRealm compares everything the model knows with what p shows: every
-// scope ever created (deleted ones must show nothing) and every kind's
-// listing.
-func (e *Env) CheckRealm(ctx context.Context, p *Proc, ob reports.ObligationID) {
-	GinkgoHelper()
-	for _, s := range e.Model.Scopes() {
-		e.CheckScope(ctx, p, s, ob)
-	}
-	for _, k := range hoststore.AllKinds {
-		e.CheckListing(ctx, p, k, 100)
-	}
-}
-
 // Shows tells, scope by scope, whether p sees batch b: the scope's head
-// carries b's commit id (for a delete: the scope is gone). It answers the
+// carries b's commit id (for a delete: the scope is gone). It returns the
 // scopes that show it and those that do not.
 func (e *Env) Shows(ctx context.Context, p *Proc, b *hoststore.CommitBatch) (shows, hides []hoststore.ScopeRef) {
 	GinkgoHelper()
@@ -323,7 +307,7 @@ func (e *Env) CheckBefore(ctx context.Context, p *Proc, b *hoststore.CommitBatch
 			continue
 		}
 		e.Fail(ObDurable, fmt.Sprintf("%s shows neither the version its acknowledged batches left nor batch %q", u.Scope, b.CommitID()),
-			HeadText(want)+fmt.Sprintf(", or batch %q", b.CommitID()), HeadText(got))
+			headText(want)+fmt.Sprintf(", or batch %q", b.CommitID()), headText(got))
 	}
 }
 

@@ -66,8 +66,9 @@ func (c Config) SettleBound() time.Duration {
 // Env is one chapter run over one realm: the factory, the processes opened
 // on it, and the reference model of everything the realm holds.
 type Env struct {
+	// Cfg is the run's config.
 	Cfg   Config
-	Realm hoststore.HostStoreFactory
+	realm hoststore.HostStoreFactory
 	// Model is the reference model of every batch that landed and is visible.
 	Model *reference.Model
 
@@ -102,7 +103,7 @@ func newEnv(ctx context.Context, cfg Config) (*Env, error) {
 	if realm == nil {
 		return nil, fmt.Errorf("new realm: the factory is nil")
 	}
-	return &Env{Cfg: cfg, Realm: realm, Model: reference.NewModel()}, nil
+	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel()}, nil
 }
 
 // beginSpec resets the per-spec state: the trail and the random source.
@@ -132,8 +133,8 @@ func (e *Env) Tracef(format string, args ...any) {
 // Note adds a line of the row's own to the trail (what it is about to do).
 func (e *Env) Note(format string, args ...any) { e.Tracef("-- "+format, args...) }
 
-// Trail is the current spec's operations so far, oldest first.
-func (e *Env) Trail() []string {
+// trailLines returns the current spec's operations so far, oldest first.
+func (e *Env) trailLines() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := append([]string(nil), e.trail...)
@@ -158,7 +159,7 @@ func (e *Env) Open(ctx context.Context) (*Proc, error) {
 	p := &Proc{ID: id, env: e}
 	err := p.run(ctx, "Open", func(ctx context.Context) error {
 		var err error
-		st, err = e.Realm.Open(ctx)
+		st, err = e.realm.Open(ctx)
 		return err
 	})
 	if err == nil && st == nil {
@@ -195,7 +196,7 @@ func (e *Env) Lapse(ctx context.Context) {
 				done <- &Breach{Op: "LapseFenceLeases", Kind: BreachPanic, Detail: fmt.Sprint(r)}
 			}
 		}()
-		done <- e.Realm.LapseFenceLeases(ctx)
+		done <- e.realm.LapseFenceLeases(ctx)
 	}()
 	var err error
 	select {
@@ -209,7 +210,7 @@ func (e *Env) Lapse(ctx context.Context) {
 	}
 }
 
-// Writer answers the realm's current writer: the last process that acquired
+// Writer returns the realm's current writer: the last process that acquired
 // the fence, still lives and still renews (a row before may have been
 // superseded, or its lease lapsed and the store refused the renew), or a
 // new process that acquires it the way Core does (exclusive; after Held,
@@ -257,8 +258,8 @@ func (e *Env) SetWriter(p *Proc) {
 	e.mu.Unlock()
 }
 
-// NewID is a fresh commit id, unique in the run and readable in a trail.
-func (e *Env) NewID(tag string) hoststore.CommitID {
+// newID is a fresh commit id, unique in the run and readable in a trail.
+func (e *Env) newID(tag string) hoststore.CommitID {
 	e.mu.Lock()
 	e.ids++
 	n := e.ids
@@ -284,6 +285,7 @@ func (e *Env) close() {
 	}
 }
 
+// OkOr returns "ok" for nil, else ErrText(err).
 func OkOr(err error) string {
 	if err == nil {
 		return "ok"
@@ -302,6 +304,7 @@ func (e *Env) noteBreach(b *Breach) {
 	}
 }
 
+// FirstBreach returns the first breach the running spec caught, or nil.
 func (e *Env) FirstBreach() *Breach {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -41,7 +41,7 @@ func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff str
 		Expected:   expected,
 		Got:        got,
 		Diff:       diff,
-		Trail:      e.Trail(),
+		Trail:      e.trailLines(),
 	}
 	if br := e.FirstBreach(); br != nil {
 		f.Obligation = ObErrors

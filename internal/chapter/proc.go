@@ -162,7 +162,7 @@ func (p *Proc) trace(op string, args string, err error, result string) {
 	p.env.Tracef("%s.%s(%s) = %s", p.Name(), op, args, status)
 }
 
-// ErrText renders an error for the trail: its contract kind and text.
+// ErrText returns an error as a trail shows it: its contract kind and text.
 func ErrText(err error) string {
 	k := hoststore.KindOf(err)
 	switch {
@@ -202,7 +202,7 @@ func (p *Proc) Renew(ctx context.Context, token hoststore.FenceToken) error {
 	return err
 }
 
-// Timing answers the store's FenceTiming (a panic there is a breach too).
+// Timing returns the store's FenceTiming (a panic there is a breach too).
 func (p *Proc) Timing(ctx context.Context) (hoststore.FenceTiming, error) {
 	var t hoststore.FenceTiming
 	err := p.run(ctx, "FenceTiming", func(context.Context) error { t = p.wrap.FenceTiming(); return nil })
@@ -217,7 +217,7 @@ func (p *Proc) Load(ctx context.Context, s hoststore.ScopeRef) (*hoststore.Versi
 		h, err = p.wrap.LoadHead(ctx, s)
 		return err
 	})
-	p.trace("LoadHead", s.String(), err, HeadText(h))
+	p.trace("LoadHead", s.String(), err, headText(h))
 	return h, err
 }
 
@@ -264,13 +264,14 @@ func (p *Proc) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	return err
 }
 
-func HeadText(h *hoststore.VersionedHead) string {
+func headText(h *hoststore.VersionedHead) string {
 	if h == nil {
 		return "none"
 	}
 	return fmt.Sprintf("v%d %q head %s", h.Version, h.CommitID, reports.Payload(h.Head))
 }
 
+// NameText returns a scope name as a trail shows it ("nil" for none).
 func NameText(n *hoststore.ScopeName) string {
 	if n == nil {
 		return "nil"
@@ -278,6 +279,7 @@ func NameText(n *hoststore.ScopeName) string {
 	return reports.Clip(fmt.Sprintf("%q", *n), 80)
 }
 
+// BatchText returns a batch as a trail shows it: id, token and updates.
 func BatchText(b *hoststore.CommitBatch) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%q token %d:", b.CommitID(), b.Token())

@@ -240,7 +240,7 @@ func KillAt(pt Point) Arm {
 // HeldInStore kills the process while the unit's commit is held inside
 // the store, at faults.CommitBeforePoint.
 func HeldInStore(s *Spec, p *Process) {
-	s.waitHeld = p.holdRound(faults.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
+	s.waitHeld = p.holdCommit(faults.CommitBeforePoint, func(b *hoststore.CommitBatch) bool {
 		return s.work.IsUnit(b) && p.cur == s.At
 	})
 }

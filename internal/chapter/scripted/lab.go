@@ -161,7 +161,7 @@ type Process struct {
 	Writer *writer.Writer
 
 	l    *Lab
-	p    *chapter.Proc
+	proc *chapter.Proc
 	st   *obsStore
 	dead bool
 	cur  Pos                          // the unit in progress
@@ -205,7 +205,7 @@ func (l *Lab) Scope(kind hoststore.ScopeKind, name string) hoststore.ScopeRef {
 func (l *Lab) Start(takeover bool) *Process {
 	GinkgoHelper()
 	p := l.Env.MustOpen(l.Ctx)
-	lp := &Process{l: l, PID: len(l.procs) + 1, p: p}
+	lp := &Process{l: l, PID: len(l.procs) + 1, proc: p}
 	lp.st = &obsStore{procStore: procStore{p: p, timing: l.Timing}, o: l.obs, e: l.Env, pid: lp.PID}
 	l.procs = append(l.procs, lp)
 	l.obs.open(lp.PID, takeover)
@@ -237,11 +237,11 @@ func (l *Lab) FailOb(err error) reports.ObligationID {
 
 // kill ends the process as a crash: its writer stops (no request) and
 // its handle is killed with whatever it had in flight.
-func (lp *Process) kill() {
-	lp.l.Env.Note("p%d is killed at %s", lp.PID, lp.l.obs.at(lp.l.Clock.Now()))
-	lp.dead = true
-	lp.Writer.Close()
-	lp.p.Kill()
+func (p *Process) kill() {
+	p.l.Env.Note("p%d is killed at %s", p.PID, p.l.obs.at(p.l.Clock.Now()))
+	p.dead = true
+	p.Writer.Close()
+	p.proc.Kill()
 }
 
 // close ends every process still alive (their writers stop, the handles
@@ -251,8 +251,8 @@ func (l *Lab) close() {
 		if lp.Writer != nil {
 			lp.Writer.Close()
 		}
-		if !lp.p.Dead() {
-			lp.p.Kill()
+		if !lp.proc.Dead() {
+			lp.proc.Kill()
 		}
 	}
 }
@@ -341,13 +341,13 @@ func (l *Lab) CheckGarbage(p *chapter.Proc) {
 	}
 }
 
-// holdRound arms a hold at site for the first batch match accepts, and a
-// helper that kills lp once that batch is held inside the store, then lets
+// holdCommit arms a hold at site for the first batch match accepts, and a
+// helper that kills p once that batch is held inside the store, then lets
 // it go on: the process dies with its commit in flight. wait answers
 // whether a batch was held (false: none reached the site); call it once
 // the process's work has ended. It is also called at the spec's end, so a
 // failed spec leaves nothing armed.
-func (lp *Process) holdRound(site faults.Site, match func(*hoststore.CommitBatch) bool) (wait func() bool) {
+func (p *Process) holdCommit(site faults.Site, match func(*hoststore.CommitBatch) bool) (wait func() bool) {
 	var (
 		mu   sync.Mutex
 		hold *faults.Hold
@@ -355,7 +355,7 @@ func (lp *Process) holdRound(site faults.Site, match func(*hoststore.CommitBatch
 	armed := make(chan *faults.Hold, 1)
 	stop := make(chan struct{})
 	held := make(chan bool, 1)
-	lp.st.setHooks(func(s *obsStore) {
+	p.st.setHooks(func(s *obsStore) {
 		s.beforeCommit = func(b *hoststore.CommitBatch) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -376,7 +376,7 @@ func (lp *Process) holdRound(site faults.Site, match func(*hoststore.CommitBatch
 		}
 		select {
 		case <-h.Arrived():
-			lp.kill()
+			p.kill()
 			h.Release()
 			held <- true
 		case <-stop:
