@@ -1,7 +1,6 @@
 package longrun
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,9 +11,6 @@ import (
 	"github.com/conform-spi/conform/internal/chapter/scripted"
 	"github.com/conform-spi/conform/writer"
 )
-
-// maxRefences bounds how often one round goes on through a fresh acquire.
-const maxRefences = 3
 
 // work is the chapter's part of one spec: the script, its reference and
 // what the spec knows landed.
@@ -41,7 +37,7 @@ func (w *work) noteLanded(run string, k int) {
 
 // Open finds the run p continues, checks what it found and returns its
 // driver.
-func (w *work) Open(s *scripted.Spec, p *scripted.Process) scripted.Driver {
+func (w *work) Open(p *scripted.Process) scripted.Driver {
 	GinkgoHelper()
 	d := newDriver(w, p)
 	w.afterOpen(d)
@@ -112,25 +108,12 @@ func (d *driver) Found() string { return fmt.Sprintf("round %d", d.st.round) }
 
 func (d *driver) Landed(pos scripted.Pos) { d.w.noteLanded(d.runID, pos.Step) }
 
-// Run plays the rounds left. A round refused because the writer fenced
-// itself is played again from its start after a fresh acquire.
+// Run plays the rounds left.
 func (d *driver) Run() error {
-	l, pid := d.w.l, d.p.PID
 	for k := d.st.round + 1; k <= d.w.sc.rounds; k++ {
-		for attempt := 0; ; attempt++ {
-			err := d.round(k)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, writer.ErrSelfFenced) || attempt == maxRefences {
-				l.Env.Note("p%d's run ends in round %d: %v", pid, k, err)
-				return err
-			}
-			l.Env.Note("p%d: round %d refused (%v); a fresh acquire, then the round again", pid, k, err)
-			if err := d.p.Writer.Refence(l.Ctx); err != nil {
-				l.Env.Note("p%d's run ends: %v", pid, err)
-				return err
-			}
+		round := fmt.Sprintf("round %d", k)
+		if err := d.p.Play(scripted.Pos{Step: k}, round, "round", "in "+round, func() error { return d.round(k) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -140,7 +123,6 @@ func (d *driver) Run() error {
 // check, then the round's commit.
 func (d *driver) round(k int) error {
 	l, pid, w := d.w.l, d.p.PID, d.w
-	d.p.Begin(scripted.Pos{Step: k})
 	r := d.p.Writer.Round()
 	if err := d.p.At(beforeModel); err != nil {
 		return err

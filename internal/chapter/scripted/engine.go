@@ -84,7 +84,7 @@ type Texts struct {
 type Work interface {
 	// Open finds where p's writer continues, checks what it found against
 	// the reference and what the spec knows landed, and returns p's driver.
-	Open(s *Spec, p *Process) Driver
+	Open(p *Process) Driver
 	// IsUnit tells whether b is a unit's commit batch rather than a chunk
 	// or sweep batch.
 	IsUnit(b *hoststore.CommitBatch) bool
@@ -121,12 +121,13 @@ type Spec struct {
 	done     bool // the last process found the work finished, or finished it
 }
 
-// Start starts a process that opens its writer and finds its work, and
+// start starts a process that opens its writer and finds its work, and
 // has the chapter check what it found.
-func (s *Spec) Start(takeover bool) (*Process, Driver) {
+func (s *Spec) start(takeover bool) (*Process, Driver) {
 	GinkgoHelper()
 	p := s.Lab.Start(takeover)
-	d := s.work.Open(s, p)
+	p.spec = s
+	d := s.work.Open(p)
 	p.drv = d
 	s.done = d.Finished()
 	return p, d
@@ -155,7 +156,7 @@ func Play(ctx context.Context, e *chapter.Env, f Fault, tag string, unsafe write
 	w, at := newWork(l)
 	s := &Spec{Lab: l, At: at, work: w, t: w.Texts()}
 	t := s.t
-	p, d := s.Start(false)
+	p, d := s.start(false)
 	if f.Arm != nil {
 		f.Arm(s, p)
 	}
@@ -182,12 +183,12 @@ func Play(ctx context.Context, e *chapter.Env, f Fault, tag string, unsafe write
 		if i == 3 {
 			l.Fail(chapter.ObRun, t.Whole+" did not finish after three restarts", t.Target, w.Progress())
 		}
-		p, d := s.Start(false)
+		p, d := s.start(false)
 		if err := s.run(d); err != nil {
 			l.Fail(l.FailOb(err), fmt.Sprintf("p%d could not go on with %s after a restart", p.PID, t.Whole), t.Finished, chapter.ErrText(err))
 		}
 	}
-	_, d = s.Start(false)
+	_, d = s.start(false)
 	if !d.Finished() {
 		l.Fail(chapter.ObRun, t.NotFound, t.FoundWant, d.Found())
 	}
@@ -198,8 +199,32 @@ func Play(ctx context.Context, e *chapter.Env, f Fault, tag string, unsafe write
 // landed tells the driver of process p that unit pos landed.
 func (p *Process) landed(pos Pos) { p.drv.Landed(pos) }
 
-// Begin marks unit pos as the one p's work is in.
-func (p *Process) Begin(pos Pos) { p.cur = pos }
+// maxRefences bounds how often one unit goes on through a fresh acquire.
+const maxRefences = 3
+
+// Play plays unit pos through play. A unit refused because the writer
+// fenced itself is played again from its start after a fresh acquire. For
+// the trail, name names the unit ("round 3"), kind its kind ("round") and
+// at where it is ("in round 3").
+func (p *Process) Play(pos Pos, name, kind, at string, play func() error) error {
+	l, work := p.l, p.spec.t.Work
+	for attempt := 0; ; attempt++ {
+		p.cur = pos
+		err := play()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, writer.ErrSelfFenced) || attempt == maxRefences {
+			l.Env.Note("p%d's %s ends %s: %v", p.PID, work, at, err)
+			return err
+		}
+		l.Env.Note("p%d: %s refused (%v); a fresh acquire, then the %s again", p.PID, name, err, kind)
+		if err := p.Writer.Refence(l.Ctx); err != nil {
+			l.Env.Note("p%d's %s ends: %v", p.PID, work, err)
+			return err
+		}
+	}
+}
 
 // At runs the fault's hook, if any, at point pt of the unit in progress.
 // An error ends the unit: the process was killed there.
@@ -320,7 +345,7 @@ func Takeover(pt Point) Arm {
 		l, t := s.Lab, s.t
 		onceAt(p, pt, s.At, func() error {
 			l.Env.Note("p%d %s", p.PID, t.Wait)
-			nb, db := s.Start(true)
+			nb, db := s.start(true)
 			if err := s.run(db); err != nil {
 				l.Fail(l.FailOb(err), fmt.Sprintf("p%d, which took over, could not finish %s", nb.PID, t.Whole), t.Finished, chapter.ErrText(err))
 			}

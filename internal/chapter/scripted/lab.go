@@ -167,6 +167,7 @@ type Process struct {
 	cur  Pos                          // the unit in progress
 	hook func(pt Point, at Pos) error // what the fault does at a point
 	drv  Driver
+	spec *Spec
 }
 
 // newLab starts a spec's world under prefix, with the writer rules unsafe

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,9 +13,6 @@ import (
 	"github.com/conform-spi/conform/internal/chapter/scripted"
 	"github.com/conform-spi/conform/writer"
 )
-
-// maxRefences bounds how often one step goes on through a fresh acquire.
-const maxRefences = 3
 
 // play is one spec: jobs submitted, a worker faulted by f at step n of
 // job j (n < 0: its last step), restarts until every job finished, then
@@ -92,7 +88,7 @@ func (w *work) submit() {
 }
 
 // Open starts p's driver and checks what p finds.
-func (w *work) Open(s *scripted.Spec, p *scripted.Process) scripted.Driver {
+func (w *work) Open(p *scripted.Process) scripted.Driver {
 	GinkgoHelper()
 	d := &driver{w: w, p: p}
 	w.afterOpen(d)
@@ -130,27 +126,22 @@ func (d *driver) state(j int) state {
 
 // Run works every job to its end.
 func (d *driver) Run() error {
-	l, pid := d.w.l, d.p.PID
 	for j := 1; j <= d.w.sc.jobs; j++ {
 		st := d.state(j)
 		if st.done == st.steps {
 			continue
 		}
 		for n := st.done + 1; n <= st.steps; n++ {
-			for attempt := 0; ; attempt++ {
+			name := fmt.Sprintf("job %d step %d", j, n)
+			err := d.p.Play(scripted.Pos{Job: j, Step: n}, name, "step", "at "+name, func() error {
 				next, err := d.step(j, n, st)
 				if err == nil {
 					st = next
-					break
 				}
-				if !errors.Is(err, writer.ErrSelfFenced) || attempt == maxRefences {
-					l.Env.Note("p%d's work ends at job %d step %d: %v", pid, j, n, err)
-					return err
-				}
-				l.Env.Note("p%d: job %d step %d refused (%v); a fresh acquire, then the step again", pid, j, n, err)
-				if err := d.p.Writer.Refence(l.Ctx); err != nil {
-					return err
-				}
+				return err
+			})
+			if err != nil {
+				return err
 			}
 		}
 		if err := d.p.At(betweenJobs); err != nil {
@@ -164,7 +155,6 @@ func (d *driver) Run() error {
 func (d *driver) step(j, n int, st state) (state, error) {
 	l, pid := d.w.l, d.p.PID
 	pos := scripted.Pos{Job: j, Step: n}
-	d.p.Begin(pos)
 	r := d.p.Writer.Round()
 	if err := d.p.At(beforeStep); err != nil {
 		return st, err
