@@ -112,7 +112,7 @@ func (d *driver) Landed(pos scripted.Pos) { d.w.noteLanded(d.runID, pos.Step) }
 func (d *driver) Run() error {
 	for k := d.st.round + 1; k <= d.w.sc.rounds; k++ {
 		round := fmt.Sprintf("round %d", k)
-		if err := d.p.Play(scripted.Pos{Step: k}, round, "round", "in "+round, func() error { return d.round(k) }); err != nil {
+		if err := d.p.Unit(scripted.Pos{Step: k}, round, "round", "in "+round, func() error { return d.round(k) }); err != nil {
 			return err
 		}
 	}

@@ -133,7 +133,7 @@ func (d *driver) Run() error {
 		}
 		for n := st.done + 1; n <= st.steps; n++ {
 			name := fmt.Sprintf("job %d step %d", j, n)
-			err := d.p.Play(scripted.Pos{Job: j, Step: n}, name, "step", "at "+name, func() error {
+			err := d.p.Unit(scripted.Pos{Job: j, Step: n}, name, "step", "at "+name, func() error {
 				next, err := d.step(j, n, st)
 				if err == nil {
 					st = next
