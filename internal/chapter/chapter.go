@@ -58,9 +58,11 @@ func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ct
 }
 
 // Chapter is one chapter: its ID (label "chapter:ID"), its title, and its
-// rows in order. Register registers its specs for a config; nil means
-// RegisterRows over the chapter's rows and one host-store realm. A chapter
-// that needs no realm, or another kind of one, sets its own.
+// rows in order (required: the harness lists and reports a chapter by its
+// rows). Register registers its specs for a config; nil means RegisterRows
+// over the chapter's rows and one host-store realm. A chapter that needs no
+// realm, or another kind of one, sets its own and builds its container with
+// Decorators.
 type Chapter struct {
 	ID       reports.ChapterID
 	Title    string
