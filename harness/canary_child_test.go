@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/chapters"
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/chapter/host"
 	"github.com/conform-spi/conform/reference"
 )
 
@@ -68,7 +68,7 @@ func TestCanaryChild(t *testing.T) {
 	}
 	opts := []harness.Option{
 		harness.WithReportDir(dir), harness.WithSeed(seed), harness.WithStore("canary:" + name),
-		harness.WithLabelFilter("chapter:" + chapters.ChapterHostStore),
+		harness.WithLabelFilter("chapter:" + string(host.ID)),
 	}
 	if s := os.Getenv(envCanaryRowTimeout); s != "" {
 		d, err := time.ParseDuration(s)

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/chapters"
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/host"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -26,10 +27,10 @@ import (
 type canaryCase struct {
 	bugs string
 	// ob is the obligation the bug breaks; some failure must name it.
-	ob string
+	ob reports.ObligationID
 	// fails maps each row that must fail to the obligations its failures
 	// may name.
-	fails map[string][]string
+	fails map[reports.RowID][]reports.ObligationID
 	// rowTimeout bounds each spec of the child's run (0: the default).
 	rowTimeout time.Duration
 	// settle is the child's settle bound (0: the default); the stall rows
@@ -40,101 +41,101 @@ type canaryCase struct {
 // canaryCases is the table. Each expected row has a one-line reason.
 var canaryCases = []canaryCase{
 	{bugs: "correct"}, // the control: a correct store passes every row
-	{bugs: "torn-batch", ob: chapters.ObAllOrNothing, fails: map[string][]string{
-		"kill":     {chapters.ObAllOrNothing},                     // a crash or kill at commit-before-point leaves the batch in its first scope only
-		"takeover": {chapters.ObAllOrNothing, chapters.ObFencing}, // held at commit-before-point: shows in its first scope only, the rest lands after the takeover with the old token
+	{bugs: "torn-batch", ob: chapter.ObAllOrNothing, fails: map[reports.RowID][]reports.ObligationID{
+		"kill":     {chapter.ObAllOrNothing},                    // a crash or kill at commit-before-point leaves the batch in its first scope only
+		"takeover": {chapter.ObAllOrNothing, chapter.ObFencing}, // held at commit-before-point: shows in its first scope only, the rest lands after the takeover with the old token
 	}},
-	{bugs: "lost-on-kill", ob: chapters.ObDurable, fails: map[string][]string{
-		"reopen":         {chapters.ObDurable},                     // a batch answered Ok before a kill is gone in the next process
-		"kill":           {chapters.ObDurable},                     // answer-lost and after-point kills lose a batch answered Ok
-		"stale-fence":    {chapters.ObDurable},                     // the old writer's setup batch, answered Ok, is lost when it is fenced out
-		"takeover":       {chapters.ObDurable, chapters.ObFencing}, // held at commit-after-point: a batch past its commit point is not visible after the acquire
-		"same-version":   {chapters.ObDurable},                     // the low writer's setup batch, answered Ok, is lost when it is fenced out
-		"retry":          {chapters.ObDurable},                     // "later", answered Ok, is lost with the killed writer
-		"rows":           {chapters.ObListing, chapters.ObDurable}, // a new process still lists a scope whose delete was answered Ok
-		"stalled-commit": {chapters.ObDurable},                     // the held commit, answered Ok, is not visible to another process
+	{bugs: "lost-on-kill", ob: chapter.ObDurable, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen":         {chapter.ObDurable},                    // a batch answered Ok before a kill is gone in the next process
+		"kill":           {chapter.ObDurable},                    // answer-lost and after-point kills lose a batch answered Ok
+		"stale-fence":    {chapter.ObDurable},                    // the old writer's setup batch, answered Ok, is lost when it is fenced out
+		"takeover":       {chapter.ObDurable, chapter.ObFencing}, // held at commit-after-point: a batch past its commit point is not visible after the acquire
+		"same-version":   {chapter.ObDurable},                    // the low writer's setup batch, answered Ok, is lost when it is fenced out
+		"retry":          {chapter.ObDurable},                    // "later", answered Ok, is lost with the killed writer
+		"rows":           {chapter.ObListing, chapter.ObDurable}, // a new process still lists a scope whose delete was answered Ok
+		"stalled-commit": {chapter.ObDurable},                    // the held commit, answered Ok, is not visible to another process
 	}},
-	{bugs: "retry-twice", ob: chapters.ObRetry, fails: map[string][]string{
-		"kill":  {chapters.ObRetry}, // the writer settles an Indeterminate commit by retrying: the rows land twice
-		"retry": {chapters.ObRetry}, // every resend of a landed commit id appends its rows again
+	{bugs: "retry-twice", ob: chapter.ObRetry, fails: map[reports.RowID][]reports.ObligationID{
+		"kill":  {chapter.ObRetry}, // the writer settles an Indeterminate commit by retrying: the rows land twice
+		"retry": {chapter.ObRetry}, // every resend of a landed commit id appends its rows again
 	}},
-	{bugs: "last-writer-wins", ob: chapters.ObVersionChain, fails: map[string][]string{
-		"same-version": {chapters.ObVersionChain}, // the second batch for a version overwrites the first in one scope only
+	{bugs: "last-writer-wins", ob: chapter.ObVersionChain, fails: map[reports.RowID][]reports.ObligationID{
+		"same-version": {chapter.ObVersionChain}, // the second batch for a version overwrites the first in one scope only
 	}},
-	{bugs: "ignore-token", ob: chapters.ObFencing, fails: map[string][]string{
-		"stale-fence":  {chapters.ObFencing},      // a superseded writer's batch becomes visible
-		"takeover":     {chapters.ObFencing},      // a commit held before its point lands after the takeover
-		"same-version": {chapters.ObVersionChain}, // the lower token's batch, committed first, beats the higher one
+	{bugs: "ignore-token", ob: chapter.ObFencing, fails: map[reports.RowID][]reports.ObligationID{
+		"stale-fence":  {chapter.ObFencing},      // a superseded writer's batch becomes visible
+		"takeover":     {chapter.ObFencing},      // a commit held before its point lands after the takeover
+		"same-version": {chapter.ObVersionChain}, // the lower token's batch, committed first, beats the higher one
 	}},
-	{bugs: "late-truncate", ob: chapters.ObRemoval, fails: map[string][]string{
-		"reopen": {chapters.ObRemoval}, // the history's truncations show one batch late
-		"rows":   {chapters.ObRemoval}, // truncate_after does not take effect with its batch
+	{bugs: "late-truncate", ob: chapter.ObRemoval, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen": {chapter.ObRemoval}, // the history's truncations show one batch late
+		"rows":   {chapter.ObRemoval}, // truncate_after does not take effect with its batch
 	}},
-	{bugs: "reversed-append", ob: chapters.ObOrder, fails: map[string][]string{
-		"reopen":   {chapters.ObOrder, chapters.ObRemoval}, // multi-row appends load in reverse order; truncations after them hide the permutation (F14)
-		"kill":     {chapters.ObOrder},                     // the killed batch appends two rows
-		"takeover": {chapters.ObOrder},                     // the held batch appends two rows
-		"retry":    {chapters.ObOrder},                     // the retried batch appends two rows
-		"rows":     {chapters.ObOrder},                     // the indices spec appends several rows at once
+	{bugs: "reversed-append", ob: chapter.ObOrder, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen":   {chapter.ObOrder, chapter.ObRemoval}, // multi-row appends load in reverse order; truncations after them hide the permutation (F14)
+		"kill":     {chapter.ObOrder},                    // the killed batch appends two rows
+		"takeover": {chapter.ObOrder},                    // the held batch appends two rows
+		"retry":    {chapter.ObOrder},                    // the retried batch appends two rows
+		"rows":     {chapter.ObOrder},                    // the indices spec appends several rows at once
 	}},
-	{bugs: "realm-lock", ob: chapters.ObIndependence, rowTimeout: 4 * time.Second, settle: 100 * time.Millisecond, fails: map[string][]string{
-		"independence":   {chapters.ObIndependence}, // the burst queues behind the held commit
-		"stalled-commit": {chapters.ObIndependence}, // a commit on another scope waits for the held one, at every site
+	{bugs: "realm-lock", ob: chapter.ObIndependence, rowTimeout: 4 * time.Second, settle: 100 * time.Millisecond, fails: map[reports.RowID][]reports.ObligationID{
+		"independence":   {chapter.ObIndependence}, // the burst queues behind the held commit
+		"stalled-commit": {chapter.ObIndependence}, // a commit on another scope waits for the held one, at every site
 	}},
-	{bugs: "skip-last-listed", ob: chapters.ObListing, fails: map[string][]string{
-		"reopen":       {chapters.ObListing}, // its listing pages skip a scope each
-		"stale-fence":  {chapters.ObListing}, // so do the Mob listings
-		"rows":         {chapters.ObListing}, // every listing spec
-		"independence": {chapters.ObListing}, // the burst's Record listing
+	{bugs: "skip-last-listed", ob: chapter.ObListing, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen":       {chapter.ObListing}, // its listing pages skip a scope each
+		"stale-fence":  {chapter.ObListing}, // so do the Mob listings
+		"rows":         {chapter.ObListing}, // every listing spec
+		"independence": {chapter.ObListing}, // the burst's Record listing
 	}},
-	{bugs: "renew-never-fenced", ob: chapters.ObFenceLease, fails: map[string][]string{
-		"stale-fence": {chapters.ObFenceLease}, // a superseded holder's renew answers Ok
+	{bugs: "renew-never-fenced", ob: chapter.ObFenceLease, fails: map[reports.RowID][]reports.ObligationID{
+		"stale-fence": {chapter.ObFenceLease}, // a superseded holder's renew answers Ok
 	}},
-	{bugs: "exclusive-ignores-holder", ob: chapters.ObFenceLease, fails: map[string][]string{
-		"acquire-empty": {chapters.ObFenceLease}, // a second exclusive acquire over a live holder does not answer Held
-		"stale-fence":   {chapters.ObFenceLease}, // nor while the renewed holder is live
+	{bugs: "exclusive-ignores-holder", ob: chapter.ObFenceLease, fails: map[reports.RowID][]reports.ObligationID{
+		"acquire-empty": {chapter.ObFenceLease}, // a second exclusive acquire over a live holder does not answer Held
+		"stale-fence":   {chapter.ObFenceLease}, // nor while the renewed holder is live
 	}},
-	{bugs: "no-renew-after-lapse", ob: chapters.ObFenceLease, fails: map[string][]string{
-		"stale-fence": {chapters.ObFenceLease}, // the current holder's renew after a lapse is refused
+	{bugs: "no-renew-after-lapse", ob: chapter.ObFenceLease, fails: map[reports.RowID][]reports.ObligationID{
+		"stale-fence": {chapter.ObFenceLease}, // the current holder's renew after a lapse is refused
 	}},
-	{bugs: "drop-renumbers", ob: chapters.ObRemoval, fails: map[string][]string{
-		"reopen": {chapters.ObRemoval}, // the history's drops renumber the rows left
-		"rows":   {chapters.ObRemoval}, // drop_before renumbers from 0
+	{bugs: "drop-renumbers", ob: chapter.ObRemoval, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen": {chapter.ObRemoval}, // the history's drops renumber the rows left
+		"rows":   {chapter.ObRemoval}, // drop_before renumbers from 0
 	}},
-	{bugs: "read-below-start-ok", ob: chapters.ObOperations, fails: map[string][]string{
-		"reopen": {chapters.ObOperations}, // a read below a dropped scope's first row answers rows
-		"rows":   {chapters.ObOperations}, // the same after drop_before
+	{bugs: "read-below-start-ok", ob: chapter.ObOperations, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen": {chapter.ObOperations}, // a read below a dropped scope's first row answers rows
+		"rows":   {chapter.ObOperations}, // the same after drop_before
 	}},
-	{bugs: "panics", ob: chapters.ObErrors, fails: map[string][]string{
-		"rows": {chapters.ObErrors}, // every commit of the rows row panics; the run goes on to the next rows
+	{bugs: "panics", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
+		"rows": {chapter.ObErrors}, // every commit of the rows row panics; the run goes on to the next rows
 	}},
-	{bugs: "hangs", ob: chapters.ObErrors, rowTimeout: 4 * time.Second, fails: map[string][]string{
-		"stale-fence": {chapters.ObErrors}, // LoadHead of its scopes never answers; the rows after it pass
+	{bugs: "hangs", ob: chapter.ObErrors, rowTimeout: 4 * time.Second, fails: map[reports.RowID][]reports.ObligationID{
+		"stale-fence": {chapter.ObErrors}, // LoadHead of its scopes never answers; the rows after it pass
 	}},
-	{bugs: "unknown-error", ob: chapters.ObErrors, fails: map[string][]string{
-		"acquire-empty": {chapters.ObErrors}, // listing Identity answers an error outside the six types
-		"reopen":        {chapters.ObErrors}, // so does its Identity listing
-		"rows":          {chapters.ObErrors}, // and the listing spec's
+	{bugs: "unknown-error", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
+		"acquire-empty": {chapter.ObErrors}, // listing Identity answers an error outside the six types
+		"reopen":        {chapter.ObErrors}, // so does its Identity listing
+		"rows":          {chapter.ObErrors}, // and the listing spec's
 	}},
-	{bugs: "listed-after-delete", ob: chapters.ObListing, fails: map[string][]string{
-		"reopen": {chapters.ObListing}, // its history deletes scopes that stay listed
-		"rows":   {chapters.ObListing}, // the removal and listing specs delete scopes
+	{bugs: "listed-after-delete", ob: chapter.ObListing, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen": {chapter.ObListing}, // its history deletes scopes that stay listed
+		"rows":   {chapter.ObListing}, // the removal and listing specs delete scopes
 	}},
-	{bugs: "apply-as-checked", ob: chapters.ObAllOrNothing, fails: map[string][]string{
-		"same-version": {chapters.ObAllOrNothing}, // the twin refused with Conflict in its second scope stays applied in its first
+	{bugs: "apply-as-checked", ob: chapter.ObAllOrNothing, fails: map[reports.RowID][]reports.ObligationID{
+		"same-version": {chapter.ObAllOrNothing}, // the twin refused with Conflict in its second scope stays applied in its first
 	}},
-	{bugs: "unavailable-after-apply", ob: chapters.ObErrors, fails: map[string][]string{
-		"reopen": {chapters.ObErrors}, // its commits answer Unavailable after they were applied
+	{bugs: "unavailable-after-apply", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
+		"reopen": {chapter.ObErrors}, // its commits answer Unavailable after they were applied
 	}},
-	{bugs: "utf16-order", ob: chapters.ObListing, fails: map[string][]string{
-		"rows": {chapters.ObListing}, // names in U+E000..U+FFFF and above U+FFFF list in the wrong order
+	{bugs: "utf16-order", ob: chapter.ObListing, fails: map[reports.RowID][]reports.ObligationID{
+		"rows": {chapter.ObListing}, // names in U+E000..U+FFFF and above U+FFFF list in the wrong order
 	}},
-	{bugs: "dirty-read", ob: chapters.ObFencing, fails: map[string][]string{
-		"kill":     {chapters.ObAllOrNothing}, // a load while the commit is held shows it; killed, it never lands
-		"takeover": {chapters.ObFencing},      // a load while the old commit is held before its point shows a batch that never lands
+	{bugs: "dirty-read", ob: chapter.ObFencing, fails: map[reports.RowID][]reports.ObligationID{
+		"kill":     {chapter.ObAllOrNothing}, // a load while the commit is held shows it; killed, it never lands
+		"takeover": {chapter.ObFencing},      // a load while the old commit is held before its point shows a batch that never lands
 	}},
-	{bugs: "pad-space", ob: chapters.ObDurable, fails: map[string][]string{
-		"rows": {chapters.ObDurable, chapters.ObListing, chapters.ObOperations}, // "a" and "a " are one scope: creating "a " overwrites "a"
+	{bugs: "pad-space", ob: chapter.ObDurable, fails: map[reports.RowID][]reports.ObligationID{
+		"rows": {chapter.ObDurable, chapter.ObListing, chapter.ObOperations}, // "a" and "a " are one scope: creating "a " overwrites "a"
 	}},
 }
 
@@ -271,14 +272,14 @@ func tail(b []byte, n int) string {
 // every other row passed with nothing unexercised.
 func checkCanary(t *testing.T, c canaryCase, run *reports.Run) {
 	t.Helper()
-	var ids []string
-	for _, r := range chapters.HostStoreRows() {
+	var ids []reports.RowID
+	for _, r := range host.Rows() {
 		ids = append(ids, r.ID)
 	}
-	seen := map[string]bool{}
+	seen := map[reports.RowID]bool{}
 	named := false
 	for _, row := range run.Rows {
-		if row.Chapter != chapters.ChapterHostStore {
+		if row.Chapter != host.ID {
 			continue // the child runs only the host store chapter
 		}
 		seen[row.ID] = true
@@ -301,7 +302,7 @@ func checkCanary(t *testing.T, c canaryCase, run *reports.Run) {
 				t.Errorf("row %s: a failure names %s, want one of %v: %s", row.ID, f.Obligation, allowed, clip(f.Message))
 			}
 		}
-		if !strings.Contains(row.Repro, fmt.Sprintf("seed=%d", run.Seed)) || !strings.Contains(row.Repro, "row="+row.ID) {
+		if !strings.Contains(row.Repro, fmt.Sprintf("seed=%d", run.Seed)) || !strings.Contains(row.Repro, "row="+string(row.ID)) {
 			t.Errorf("row %s: the repro %q does not name the run's seed and the row", row.ID, row.Repro)
 		}
 	}
@@ -326,7 +327,7 @@ func describe(row reports.Row) string {
 		sb.WriteString("\n    not exercised: " + clip(ne))
 	}
 	for _, f := range row.Failures {
-		sb.WriteString("\n    failure [" + f.Obligation + "]: " + clip(f.Message))
+		sb.WriteString("\n    failure [" + string(f.Obligation) + "]: " + clip(f.Message))
 	}
 	return sb.String()
 }
@@ -338,8 +339,8 @@ func clip(s string) string { return reports.Clip(strings.ReplaceAll(s, "\n", " "
 // the bug's obligation of at least one, and every bug of the canary package
 // has a case.
 func TestCanaryTableCovers(t *testing.T) {
-	rows := map[string]bool{}
-	obs := map[string]bool{}
+	rows := map[reports.RowID]bool{}
+	obs := map[reports.ObligationID]bool{}
 	cases := map[string]bool{}
 	for _, c := range canaryCases {
 		cases[c.bugs] = true
@@ -348,12 +349,12 @@ func TestCanaryTableCovers(t *testing.T) {
 			rows[id] = true
 		}
 	}
-	for _, r := range chapters.HostStoreRows() {
+	for _, r := range host.Rows() {
 		if !rows[r.ID] {
 			t.Errorf("no canary fails row %s", r.ID)
 		}
 	}
-	for _, ob := range []string{chapters.ObAllOrNothing, chapters.ObDurable, chapters.ObRetry, chapters.ObVersionChain, chapters.ObFencing, chapters.ObRemoval, chapters.ObOrder, chapters.ObIndependence, chapters.ObListing, chapters.ObFenceLease, chapters.ObErrors, chapters.ObOperations} {
+	for _, ob := range []reports.ObligationID{chapter.ObAllOrNothing, chapter.ObDurable, chapter.ObRetry, chapter.ObVersionChain, chapter.ObFencing, chapter.ObRemoval, chapter.ObOrder, chapter.ObIndependence, chapter.ObListing, chapter.ObFenceLease, chapter.ObErrors, chapter.ObOperations} {
 		if !obs[ob] {
 			t.Errorf("no canary breaks obligation %s", ob)
 		}

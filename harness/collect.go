@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -30,15 +30,15 @@ func (s *suite) collect(r Report) *reports.Run {
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
 		LabelFilter: o.LabelFilter,
-		Obligations: chapters.Obligations,
+		Obligations: chapter.Obligations,
 	}
 	for _, reason := range r.SpecialSuiteFailureReasons {
 		if strings.Contains(reason, "Interrupted") {
 			run.Interrupted = true
 		}
 	}
-	byRow := map[string]bool{}
-	for _, ch := range chapters.Chapters() {
+	byRow := map[reports.RowID]bool{}
+	for _, ch := range chapters() {
 		for _, row := range ch.Rows() {
 			byRow[row.ID] = true
 			run.Rows = append(run.Rows, reports.Row{
@@ -46,14 +46,14 @@ func (s *suite) collect(r Report) *reports.Run {
 				ID:          row.ID,
 				Name:        row.Name,
 				Spec:        ch.Title + ": " + row.Name,
-				Labels:      []string{"chapter:" + ch.ID, "row:" + row.ID},
+				Labels:      []string{"chapter:" + string(ch.ID), "row:" + string(row.ID)},
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
-				Repro:       ReproLine(Repro{Seed: o.Seed, Row: row.ID, Failpoints: o.Failpoints, Store: o.Store}),
+				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store}),
 			})
 		}
 	}
-	agg := map[string][]SpecReport{}
+	agg := map[reports.RowID][]SpecReport{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			if sr.State.Is(types.SpecStateFailureStates) {
@@ -78,19 +78,19 @@ func (s *suite) collect(r Report) *reports.Run {
 	return run
 }
 
-func chapterOf(labels []string) string {
+func chapterOf(labels []string) reports.ChapterID {
 	for _, l := range labels {
 		if id, ok := strings.CutPrefix(l, "chapter:"); ok {
-			return id
+			return reports.ChapterID(id)
 		}
 	}
 	return ""
 }
 
-func rowOf(labels []string) string {
+func rowOf(labels []string) reports.RowID {
 	for _, l := range labels {
 		if id, ok := strings.CutPrefix(l, "row:"); ok {
-			return id
+			return reports.RowID(id)
 		}
 	}
 	return ""
@@ -110,7 +110,7 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 		}
 		for _, e := range sr.ReportEntries {
 			switch e.Name {
-			case chapters.EntryNotExercised, chapters.EntryNothingExercised:
+			case chapter.EntryNotExercised, chapter.EntryNothingExercised:
 				row.NotExercised = append(row.NotExercised, text+": "+e.StringRepresentation())
 			}
 		}
@@ -154,7 +154,7 @@ func specStatus(sr SpecReport) reports.Status {
 		return reports.StatusNotRun
 	case sr.State.Is(types.SpecStateFailureStates):
 		return reports.StatusFailed
-	case hasEntry(sr, chapters.EntryNothingExercised):
+	case hasEntry(sr, chapter.EntryNothingExercised):
 		return reports.StatusNotExercised
 	}
 	return reports.StatusNotRun
@@ -174,7 +174,7 @@ func hasEntry(sr SpecReport, name string) bool {
 // a panic in the harness), Ginkgo's own message.
 func failureOf(sr SpecReport, text string) reports.Failure {
 	for _, e := range sr.ReportEntries {
-		if e.Name != chapters.EntryFailure {
+		if e.Name != chapter.EntryFailure {
 			continue
 		}
 		var f reports.Failure
@@ -191,5 +191,5 @@ func failureOf(sr SpecReport, text string) reports.Failure {
 	if sr.State == types.SpecStatePanicked {
 		msg = "the spec panicked: " + msg + "\n" + sr.Failure.ForwardedPanic
 	}
-	return reports.Failure{Message: text + ": " + msg, Obligation: chapters.ObErrors, Location: sr.Failure.Location.String()}
+	return reports.Failure{Message: text + ": " + msg, Obligation: chapter.ObErrors, Location: sr.Failure.Location.String()}
 }

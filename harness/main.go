@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/conform-spi/conform/chapters"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
@@ -202,8 +202,8 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 // rowFilter joins --rows and --label-filter into one label filter,
 // refusing unknown rows and malformed filters.
 func rowFilter(rows, labels string) (string, error) {
-	known := map[string]bool{}
-	for _, ch := range chapters.Chapters() {
+	known := map[reports.RowID]bool{}
+	for _, ch := range chapters() {
 		for _, r := range ch.Rows() {
 			known[r.ID] = true
 		}
@@ -214,7 +214,7 @@ func rowFilter(rows, labels string) (string, error) {
 		if r == "" {
 			continue
 		}
-		if !known[r] {
+		if !known[reports.RowID(r)] {
 			return "", fmt.Errorf("--rows: unknown row %q (see 'conform list')", r)
 		}
 		parts = append(parts, "row:"+r)
@@ -313,21 +313,21 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conform list: takes no arguments but -v, got %q\n", args[0])
 		return ExitUsage
 	}
-	for _, ch := range chapters.Chapters() {
+	for _, ch := range chapters() {
 		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		for _, r := range ch.Rows() {
 			if verbose {
-				fmt.Fprintf(stdout, "  row:%s  %s  [%s]\n      depends on: %s\n", r.ID, r.Name, strings.Join(r.Obligations, " "), r.DependsOn)
+				fmt.Fprintf(stdout, "  row:%s  %s  [%s]\n      depends on: %s\n", r.ID, r.Name, obligationList(r.Obligations), r.DependsOnText())
 				continue
 			}
-			fmt.Fprintf(tw, "  row:%s\t%s\t%s\n", r.ID, r.Name, strings.Join(r.Obligations, " "))
+			fmt.Fprintf(tw, "  row:%s\t%s\t%s\n", r.ID, r.Name, obligationList(r.Obligations))
 		}
 		tw.Flush()
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "obligations:")
-	for _, o := range chapters.Obligations {
+	for _, o := range chapter.Obligations {
 		fmt.Fprintf(stdout, "  %-9s %s\n", o.ID, o.Title)
 	}
 	fmt.Fprintln(stdout, "\nfailpoints (--failpoint name=terms):")
@@ -336,6 +336,15 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nstores: %s\n", strings.Join(c.schemes(), ", "))
 	return 0
+}
+
+// obligationList returns ids joined by spaces.
+func obligationList(ids []reports.ObligationID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, " ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

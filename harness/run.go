@@ -14,7 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/conform-spi/conform/chapters"
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
@@ -51,13 +51,13 @@ func Register(newRealm NewRealm, opts ...Option) bool {
 
 func (s *suite) register(newRealm NewRealm) {
 	o := s.opts
-	cfg := chapters.Config{
+	cfg := chapter.Config{
 		NewRealm:   newRealm,
 		Seed:       o.Seed,
 		RowTimeout: o.RowTimeout,
 		Settle:     o.Settle,
-		Repro: func(rowID string) string {
-			return ReproLine(Repro{Seed: o.Seed, Row: rowID, Failpoints: o.Failpoints, Store: o.Store})
+		Repro: func(rowID reports.RowID) string {
+			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store})
 		},
 	}
 	BeforeSuite(func() {
@@ -66,7 +66,7 @@ func (s *suite) register(newRealm NewRealm) {
 			Fail("conform: " + err.Error())
 		}
 	})
-	chapters.RegisterAll(cfg)
+	chapter.RegisterAll(cfg, chapters())
 	if o.Progress != nil {
 		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
 	}
@@ -203,7 +203,7 @@ func progressLine(w io.Writer, r SpecReport) {
 		return
 	}
 	st := specStatus(r)
-	if st == reports.StatusNotRun && !hasEntry(r, chapters.EntryNotRun) {
+	if st == reports.StatusNotRun && !hasEntry(r, chapter.EntryNotRun) {
 		return // filtered out: not worth a line
 	}
 	mark := map[reports.Status]string{reports.StatusPassed: "PASS", reports.StatusFailed: "FAIL", reports.StatusNotExercised: "N/E ", reports.StatusNotRun: "SKIP"}[st]

@@ -25,10 +25,10 @@ func catalogue() []Obligation {
 // sampleRun is a failing run with every status, two chapters and every
 // field set, so that a JSON round trip can compare it whole.
 func sampleRun() *Run {
-	row := func(id, name string, status Status, obs ...string) Row {
+	row := func(id RowID, name string, status Status, obs ...ObligationID) Row {
 		return Row{
 			Chapter: "host-store", ID: id, Name: name, Spec: name + " spec",
-			Labels: []string{"host-store", id}, Obligations: obs, Status: status,
+			Labels: []string{"host-store", string(id)}, Obligations: obs, Status: status,
 			Duration: 1500 * time.Millisecond,
 		}
 	}
@@ -56,7 +56,7 @@ func sampleRun() *Run {
 	takeover.NotExercised = []string{"hold a commit in flight: the store has no in-store failpoints"}
 	retry := row("retry", "Retry", StatusNotRun, "ob:3")
 	other := Row{Chapter: "long-run", ID: "restart", Name: "Restart", Spec: "Restart continues",
-		Labels: []string{"long-run"}, Obligations: []string{"ob:2"}, Status: StatusPassed, Duration: time.Second}
+		Labels: []string{"long-run"}, Obligations: []ObligationID{"ob:2"}, Status: StatusPassed, Duration: time.Second}
 	return &Run{
 		Schema: SchemaVersion, Tool: "conform", Version: "v0.1.0", Store: "sqlite:///tmp/realm.db",
 		Seed: 42, Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 9 * time.Second,
@@ -86,11 +86,11 @@ func hostileRun() *Run {
 		many[i] = hostile[:200]
 	}
 	many[999] = hostile
-	f := Failure{Message: hostile, Obligation: hostile, Expected: hostile, Got: hostile, Diff: hostile, Trail: many, Location: hostile}
+	f := Failure{Message: hostile, Obligation: ObligationID(hostile), Expected: hostile, Got: hostile, Diff: hostile, Trail: many, Location: hostile}
 	rows := []Row{
-		{Chapter: hostile, ID: hostile, Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []string{hostile, "ob:1"},
+		{Chapter: ChapterID(hostile), ID: RowID(hostile), Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []ObligationID{ObligationID(hostile), "ob:1"},
 			Status: StatusFailed, NotExercised: []string{hostile}, Failures: []Failure{f, f}, Repro: hostile, Output: hostile},
-		{Chapter: hostile, ID: hostile, Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []string{hostile},
+		{Chapter: ChapterID(hostile), ID: RowID(hostile), Name: hostile, Spec: hostile, Labels: []string{hostile}, Obligations: []ObligationID{ObligationID(hostile)},
 			Status: StatusNotExercised, NotExercised: []string{hostile, hostile}},
 		{Chapter: "c", ID: "x", Name: "x", Status: Status(hostile)},
 	}

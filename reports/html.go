@@ -127,7 +127,7 @@ func newHTMLView(run *Run) *htmlView {
 	}
 	v.Obligations = columns(run)
 	v.Span = 3 + len(v.Obligations)
-	prev := ""
+	var prev ChapterID
 	for i, row := range run.Rows {
 		hr := htmlRowOf(run, i, row, v.Obligations)
 		hr.ChapterStart = i == 0 || row.Chapter != prev
@@ -142,11 +142,11 @@ func newHTMLView(run *Run) *htmlView {
 // rows name that it lacks, in the order they first appear. All fields cut.
 func columns(run *Run) []htmlColumn {
 	var cols []htmlColumn
-	seen := map[string]bool{}
+	seen := map[ObligationID]bool{}
 	add := func(o Obligation, known bool) {
 		if !seen[o.ID] {
 			seen[o.ID] = true
-			cols = append(cols, htmlColumn{ID: field(o.ID), Title: field(o.Title), Quote: field(o.Quote), InCatalogue: known})
+			cols = append(cols, htmlColumn{ID: field(string(o.ID)), Title: field(o.Title), Quote: field(o.Quote), InCatalogue: known})
 		}
 	}
 	for _, o := range run.Obligations {
@@ -170,9 +170,9 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 	hr := htmlRow{
 		Index:    i,
 		Anchor:   "row-" + strconv.Itoa(i),
-		Chapter:  field(nonEmpty(row.Chapter, "unnamed chapter")),
-		ID:       field(row.ID),
-		Name:     field(nonEmpty(row.Name, row.Spec, row.ID, "unnamed row")),
+		Chapter:  field(nonEmpty(string(row.Chapter), "unnamed chapter")),
+		ID:       field(string(row.ID)),
+		Name:     field(nonEmpty(row.Name, row.Spec, string(row.ID), "unnamed row")),
 		Spec:     field(row.Spec),
 		Class:    statusClass(row.Status),
 		Symbol:   row.Status.Symbol(),
@@ -205,7 +205,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 	checked := map[string]bool{}
 	for _, id := range row.Obligations {
-		checked[field(id)] = true
+		checked[field(string(id))] = true
 	}
 	failedOb := map[string]bool{}
 	failAll := row.Status == StatusFailed && len(row.Failures) == 0
@@ -214,8 +214,8 @@ func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 			failAll = true
 			continue
 		}
-		checked[field(f.Obligation)] = true
-		failedOb[field(f.Obligation)] = true
+		checked[field(string(f.Obligation))] = true
+		failedOb[field(string(f.Obligation))] = true
 	}
 	out := make([]htmlCell, len(cols))
 	for i, col := range cols {

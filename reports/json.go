@@ -35,7 +35,7 @@ func WriteJSON(w io.Writer, run *Run) error {
 			row.Labels = []string{}
 		}
 		if row.Obligations == nil {
-			row.Obligations = []string{}
+			row.Obligations = []ObligationID{}
 		}
 		out.Rows[i] = row
 	}

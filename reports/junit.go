@@ -84,7 +84,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 	root := junitSuites{Name: field(nonEmpty(run.Tool, "conform")), Time: seconds(run.Duration), Timestamp: stamp}
 	props := junitProperties(run)
 	for _, chapter := range run.chapters() {
-		suite := junitSuite{Name: field(nonEmpty(chapter, "unnamed")), Timestamp: stamp, Properties: props}
+		suite := junitSuite{Name: field(nonEmpty(string(chapter), "unnamed")), Timestamp: stamp, Properties: props}
 		var total time.Duration
 		for _, row := range run.Rows {
 			if row.Chapter != chapter {
@@ -146,8 +146,8 @@ func junitProperties(run *Run) []junitProperty {
 // junitRow turns one row into a testcase.
 func junitRow(run *Run, row Row) junitCase {
 	c := junitCase{
-		Classname: field(nonEmpty(row.Chapter, "unnamed")),
-		Name:      field(nonEmpty(row.Spec, row.Name, row.ID)),
+		Classname: field(nonEmpty(string(row.Chapter), "unnamed")),
+		Name:      field(nonEmpty(row.Spec, row.Name, string(row.ID))),
 		Time:      seconds(row.Duration),
 	}
 	var out []string
@@ -187,7 +187,7 @@ func junitFailure(run *Run, row Row) *junitProblem {
 		if len(row.Failures) > 1 {
 			p.Message += fmt.Sprintf(" (and %d more)", len(row.Failures)-1)
 		}
-		p.Type = field(nonEmpty(first.Obligation, "failed"))
+		p.Type = field(nonEmpty(string(first.Obligation), "failed"))
 	}
 	p.Body = failureText(run, row)
 	return p
@@ -234,14 +234,14 @@ func failureText(run *Run, row Row) string {
 
 // obligationName is "ob:5 Fencing", or the bare ID when the catalogue does
 // not hold it.
-func obligationName(run *Run, id string) string {
+func obligationName(run *Run, id ObligationID) string {
 	if id == "" {
 		return "no obligation named"
 	}
 	if o, ok := run.Obligation(id); ok && o.Title != "" {
-		return field(id) + " " + field(o.Title)
+		return field(string(id)) + " " + field(o.Title)
 	}
-	return field(id)
+	return field(string(id))
 }
 
 // reasons joins the not-exercised parts of a row, or returns fallback when

@@ -111,10 +111,10 @@ func mdRows(b *bytes.Buffer, run *Run) {
 	for _, row := range run.Rows {
 		obs := make([]string, len(row.Obligations))
 		for i, id := range row.Obligations {
-			obs[i] = md(id)
+			obs[i] = md(string(id))
 		}
 		fmt.Fprintf(b, "| %s %s | %s | %s | %s |\n", emoji(row.Status), md(row.Status.Label()),
-			md(nonEmpty(row.Name, row.Spec, row.ID)), strings.Join(obs, ", "), duration(row.Duration))
+			md(nonEmpty(row.Name, row.Spec, string(row.ID))), strings.Join(obs, ", "), duration(row.Duration))
 	}
 	b.WriteString("\n")
 }
@@ -143,8 +143,8 @@ func mdFailures(b *bytes.Buffer, run *Run) {
 
 // mdFailedRow writes the section of one failed row.
 func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
-	fmt.Fprintf(b, "### ❌ %s\n\n", md(nonEmpty(row.Name, row.ID)))
-	fmt.Fprintf(b, "%s · %s · %s\n\n", md(row.Chapter), md(row.ID), md(row.Spec))
+	fmt.Fprintf(b, "### ❌ %s\n\n", md(nonEmpty(row.Name, string(row.ID))))
+	fmt.Fprintf(b, "%s · %s · %s\n\n", md(string(row.Chapter)), md(string(row.ID)), md(row.Spec))
 	if len(row.Failures) == 0 {
 		b.WriteString("The row failed without recording a failure.\n\n")
 	}
@@ -206,7 +206,7 @@ func mdFence(b *bytes.Buffer, lang, text string) {
 func mdNotExercised(b *bytes.Buffer, run *Run) {
 	var lines []string
 	for _, row := range run.Rows {
-		name := md(nonEmpty(row.Name, row.ID))
+		name := md(nonEmpty(row.Name, string(row.ID)))
 		if row.Status == StatusNotExercised && len(row.NotExercised) == 0 {
 			lines = append(lines, fmt.Sprintf("- **%s**: the row could reach none of what it checks", name))
 		}

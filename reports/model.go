@@ -82,37 +82,37 @@ func (s Status) Symbol() string {
 
 // Obligation is one entry of the catalogue: a column of the report's matrix.
 type Obligation struct {
-	ID    string `json:"id"`    // "ob:1".."ob:9", "ob:fence" (fence leases), "ob:errors" (error contract)
-	Title string `json:"title"` // "All or nothing"
-	Quote string `json:"quote"` // the spec's words
+	ID    ObligationID `json:"id"`    // "ob:1".."ob:9", "ob:fence" (fence leases), "ob:errors" (error contract)
+	Title string       `json:"title"` // "All or nothing"
+	Quote string       `json:"quote"` // the spec's words
 }
 
 // Failure is one check of a row that did not hold. A row run with
 // ContinueOnFailure may record several.
 type Failure struct {
-	Message    string   `json:"message"`    // one paragraph: what broke
-	Obligation string   `json:"obligation"` // ID of the obligation broken
-	Expected   string   `json:"expected,omitempty"`
-	Got        string   `json:"got,omitempty"`
-	Diff       string   `json:"diff,omitempty"`
-	Trail      []string `json:"trail,omitempty"` // the operations that led there, one line each
-	Location   string   `json:"location,omitempty"`
+	Message    string       `json:"message"`    // one paragraph: what broke
+	Obligation ObligationID `json:"obligation"` // ID of the obligation broken
+	Expected   string       `json:"expected,omitempty"`
+	Got        string       `json:"got,omitempty"`
+	Diff       string       `json:"diff,omitempty"`
+	Trail      []string     `json:"trail,omitempty"` // the operations that led there, one line each
+	Location   string       `json:"location,omitempty"`
 }
 
 // Row is the result of one row (one Ginkgo It) of a chapter.
 type Row struct {
-	Chapter      string        `json:"chapter"`     // "host-store"
-	ID           string        `json:"id"`          // "stale-fence"
-	Name         string        `json:"name"`        // "Stale fence"
-	Spec         string        `json:"spec"`        // full spec text of the row/It
-	Labels       []string      `json:"labels"`      // Ginkgo labels that select the row
-	Obligations  []string      `json:"obligations"` // IDs this row checks
-	Status       Status        `json:"status"`
-	Duration     time.Duration `json:"duration_ns"`
-	NotExercised []string      `json:"not_exercised,omitempty"` // parts of the row that could not be reached, each with why
-	Failures     []Failure     `json:"failures,omitempty"`      // ContinueOnFailure: a row may record several
-	Repro        string        `json:"repro,omitempty"`         // the command that runs the row again
-	Output       string        `json:"output,omitempty"`        // captured log of the row (trimmed)
+	Chapter      ChapterID      `json:"chapter"`     // "host-store"
+	ID           RowID          `json:"id"`          // "stale-fence"
+	Name         string         `json:"name"`        // "Stale fence"
+	Spec         string         `json:"spec"`        // full spec text of the row/It
+	Labels       []string       `json:"labels"`      // Ginkgo labels that select the row
+	Obligations  []ObligationID `json:"obligations"` // IDs this row checks
+	Status       Status         `json:"status"`
+	Duration     time.Duration  `json:"duration_ns"`
+	NotExercised []string       `json:"not_exercised,omitempty"` // parts of the row that could not be reached, each with why
+	Failures     []Failure      `json:"failures,omitempty"`      // ContinueOnFailure: a row may record several
+	Repro        string         `json:"repro,omitempty"`         // the command that runs the row again
+	Output       string         `json:"output,omitempty"`        // captured log of the row (trimmed)
 }
 
 // Run is the whole result of one conformance run, as the harness fills it.
@@ -162,7 +162,7 @@ func (r *Run) Counts() map[Status]int {
 }
 
 // Obligation returns the catalogue entry with the given ID, if any.
-func (r *Run) Obligation(id string) (Obligation, bool) {
+func (r *Run) Obligation(id ObligationID) (Obligation, bool) {
 	for _, o := range r.Obligations {
 		if o.ID == id {
 			return o, true
@@ -172,9 +172,9 @@ func (r *Run) Obligation(id string) (Obligation, bool) {
 }
 
 // chapters returns the chapters of the rows in the order they first appear.
-func (r *Run) chapters() []string {
-	var out []string
-	seen := map[string]bool{}
+func (r *Run) chapters() []ChapterID {
+	var out []ChapterID
+	seen := map[ChapterID]bool{}
 	for _, row := range r.Rows {
 		if !seen[row.Chapter] {
 			seen[row.Chapter] = true

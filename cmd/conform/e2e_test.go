@@ -110,8 +110,8 @@ func TestRunReferenceIsConformant(t *testing.T) {
 	if err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
-	want := map[string]bool{}
-	for _, id := range []string{"acquire-empty", "reopen", "kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"} {
+	want := map[reports.RowID]bool{}
+	for _, id := range []reports.RowID{"acquire-empty", "reopen", "kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"} {
 		want[id] = true
 	}
 	for _, row := range run.Rows {

@@ -1,0 +1,155 @@
+package chapter
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/reports"
+)
+
+// Row is one row of a chapter: its ID (label "row:ID"), the name the spec's
+// Conformance table gives it, the obligations it checks, the rows before
+// it that it takes something from, and the function that registers its
+// specs.
+type Row struct {
+	ID          reports.RowID
+	Name        string
+	Obligations []reports.ObligationID
+	// DependsOn lists the rows whose leftovers this row uses. Empty means
+	// the row sets up what it needs itself, so a label filter that selects
+	// it alone gives the same verdict.
+	DependsOn []reports.RowID
+	// Specs registers the row's specs through s.
+	Specs func(s *Specs)
+}
+
+// Specs is what a row's Specs function gets: the Env of the run (valid
+// once the specs run) and the decorators every spec carries.
+type Specs struct {
+	row  *Row
+	env  func() *Env
+	spec []any
+}
+
+// It registers one spec of the row, with the row's time bound and the
+// labels of the obligations it checks.
+func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ctx context.Context, e *Env)) {
+	labels := make(Labels, 0, len(obligations))
+	for _, o := range obligations {
+		labels = append(labels, string(o))
+	}
+	args := append([]any{labels}, s.spec...)
+	id := s.row.ID
+	args = append(args, func(ctx SpecContext) {
+		e := s.env()
+		if e == nil {
+			Fail("the realm could not be opened; see the chapter's first failure")
+		}
+		e.beginSpec(id, CurrentSpecReport().FullText())
+		e.probeHealth(ctx)
+		if e.unusable != "" {
+			AddReportEntry(EntryNotRun, e.unusable, ReportEntryVisibilityNever)
+			Skip("not run: " + e.unusable)
+		}
+		body(ctx, e)
+	})
+	It(text, args...)
+}
+
+// Chapter is one chapter: its ID (label "chapter:ID"), its title, and its
+// rows in order (required: the harness lists and reports a chapter by its
+// rows). Register registers its specs for a config; nil means RegisterRows
+// over the chapter's rows and one host-store realm. A chapter that needs no
+// realm, or another kind of one, sets its own and builds its container with
+// Decorators.
+type Chapter struct {
+	ID       reports.ChapterID
+	Title    string
+	Rows     func() []*Row
+	Register func(cfg Config) bool
+}
+
+// register registers c for cfg.
+func (c Chapter) register(cfg Config) bool {
+	if c.Register != nil {
+		return c.Register(cfg)
+	}
+	return RegisterRows(cfg, c.ID, c.Title, c.Rows())
+}
+
+// RegisterAll registers the chapters for cfg, in the order given; each
+// gets a realm of its own. They sit in one container, so that Ginkgo,
+// which shuffles top-level containers, runs them in that order. It
+// returns true.
+func RegisterAll(cfg Config, chapters []Chapter) bool {
+	Describe("conform", Ordered, ContinueOnFailure, func() {
+		nested = true
+		defer func() { nested = false }()
+		for _, c := range chapters {
+			c.register(cfg)
+		}
+	})
+	return true
+}
+
+// nested is true while RegisterAll registers the chapters inside its own
+// Ordered container, which alone may carry ContinueOnFailure (Ginkgo's rule
+// for nested Ordered containers).
+var nested bool
+
+// Decorators returns the decorators of a chapter's own container: Ordered,
+// the label "chapter:ID", and ContinueOnFailure unless RegisterAll's
+// container already carries it. A chapter with its own Register uses them.
+func Decorators(id reports.ChapterID) []any {
+	d := []any{Ordered, Label("chapter:" + string(id))}
+	if !nested {
+		d = append(d, ContinueOnFailure)
+	}
+	return d
+}
+
+// RegisterRows registers a chapter made of rows: one Ordered container
+// over one realm, made fresh by cfg.NewRealm when the chapter starts. The
+// rows run in order and go on after a failure (ContinueOnFailure); each can
+// be selected by its label "row:ID", and by "ob:N" for an obligation it
+// checks. It returns true, so that it can be called as `var _ = ...`.
+func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) bool {
+	var env *Env
+	Describe(title, append(Decorators(id), func() {
+		BeforeAll(func(ctx SpecContext) {
+			e, err := newEnv(ctx, cfg)
+			if err != nil {
+				Fail("the chapter could not start: " + err.Error())
+			}
+			env = e
+		}, NodeTimeout(cfg.RowBound()))
+		AfterAll(func() {
+			if env != nil {
+				env.close()
+			}
+		})
+		for _, row := range rows {
+			Describe(row.Name, Label("row:"+string(row.ID)), func() {
+				row.Specs(&Specs{row: row, env: func() *Env { return env }, spec: []any{SpecTimeout(cfg.RowBound())}})
+			})
+		}
+	})...)
+	return true
+}
+
+// DependsOnText returns a row's DependsOn in words, as `conform list -v`
+// shows it.
+func (r *Row) DependsOnText() string {
+	if len(r.DependsOn) == 0 {
+		return "nothing: the row sets up what it needs"
+	}
+	s := ""
+	for i, id := range r.DependsOn {
+		if i > 0 {
+			s += ", "
+		}
+		s += "row:" + string(id)
+	}
+	return s
+}

@@ -1,0 +1,349 @@
+// Package chapter is the framework conform's chapters are written in: the
+// Env of a chapter run over one realm, processes over it, the reference
+// model every expectation comes from, the checks that compare a store with
+// it, failures that name the obligation, and rows and chapters as Ginkgo
+// specs.
+//
+// A chapter lives in a package of its own and is registered by a function
+// that takes the configuration at run time; importing a chapter adds no
+// spec to anyone's suite. The harness keeps the ordered list of chapters.
+package chapter
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/reference"
+	"github.com/conform-spi/conform/reports"
+)
+
+// Config is what a chapter run needs. The zero value of every field but
+// NewRealm is usable.
+type Config struct {
+	// NewRealm makes a fresh realm, which starts empty. Required.
+	NewRealm func(ctx context.Context) (hoststore.HostStoreFactory, error)
+	// Seed drives every random choice of the rows (payloads, names, orders).
+	// Each row draws from its own source derived from Seed and the row, so
+	// a row's choices do not depend on which rows ran before it.
+	Seed uint64
+	// RowTimeout bounds each spec of a row; zero means 60 s. A store call
+	// still unanswered then is reported as a hang.
+	RowTimeout time.Duration
+	// Repro renders the repro string for a row ID; nil leaves it empty.
+	Repro func(rowID reports.RowID) string
+	// Settle bounds how long a row waits for a store to finish something it
+	// may legitimately wait on (a takeover waiting for a held commit) before
+	// it judges the other order; zero means 2 s. It never turns a correct
+	// store's verdict into a failure: it only picks which valid order a row
+	// then checks.
+	Settle time.Duration
+}
+
+// RowBound returns RowTimeout, or 60 s when it is zero.
+func (c Config) RowBound() time.Duration {
+	if c.RowTimeout <= 0 {
+		return 60 * time.Second
+	}
+	return c.RowTimeout
+}
+
+// SettleBound returns Settle, or 2 s when it is zero.
+func (c Config) SettleBound() time.Duration {
+	if c.Settle <= 0 {
+		return 2 * time.Second
+	}
+	return c.Settle
+}
+
+// Env is one chapter run over one realm: the factory, the processes opened
+// on it, and the reference model of everything the realm holds.
+type Env struct {
+	// Cfg is the run's config.
+	Cfg   Config
+	realm hoststore.HostStoreFactory
+	// Model is the reference model of every batch that landed and is visible.
+	Model *reference.Model
+
+	mu     sync.Mutex
+	procs  []*Proc
+	writer *Proc
+	trail  []string
+	rowID  reports.RowID
+	ids    int
+	rng    *rand.Rand
+
+	breaches []*Breach // what the running spec caught outside the contract
+	suspect  bool      // a call hung: the realm is probed before the next spec
+
+	inStore   map[instore.Site]bool // which in-store failpoints the store calls
+	probed    bool
+	unusable  string // why the realm cannot serve the next rows ("" when it can)
+	trailFull bool
+}
+
+const maxTrail = 400
+
+// newEnv opens the realm.
+func newEnv(ctx context.Context, cfg Config) (*Env, error) {
+	if cfg.NewRealm == nil {
+		return nil, fmt.Errorf("chapter config: NewRealm is nil")
+	}
+	realm, err := cfg.NewRealm(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("new realm: %w", err)
+	}
+	if realm == nil {
+		return nil, fmt.Errorf("new realm: the factory is nil")
+	}
+	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel()}, nil
+}
+
+// beginSpec resets the per-spec state: the trail and the random source.
+func (e *Env) beginSpec(rowID reports.RowID, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.trail = e.trail[:0]
+	e.trailFull = false
+	e.breaches = nil
+	e.rowID = rowID
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	e.rng = rand.New(rand.NewPCG(e.Cfg.Seed, h.Sum64()))
+}
+
+// Tracef adds a line to the current spec's trail.
+func (e *Env) Tracef(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.trail) >= maxTrail {
+		e.trail = append(e.trail[:0], e.trail[maxTrail/2:]...)
+		e.trailFull = true
+	}
+	e.trail = append(e.trail, fmt.Sprintf(format, args...))
+}
+
+// Note adds a line of the row's own to the trail (what it is about to do).
+func (e *Env) Note(format string, args ...any) { e.Tracef("-- "+format, args...) }
+
+// trailLines returns the current spec's operations so far, oldest first.
+func (e *Env) trailLines() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := append([]string(nil), e.trail...)
+	if e.trailFull {
+		out = append([]string{"(earlier operations cut)"}, out...)
+	}
+	return out
+}
+
+// Rand is the current spec's seeded random source.
+func (e *Env) Rand() *rand.Rand { return e.rng }
+
+// RowID is the ID of the row running now.
+func (e *Env) RowID() reports.RowID { return e.rowID }
+
+// Open starts a new process over the realm.
+func (e *Env) Open(ctx context.Context) (*Proc, error) {
+	e.mu.Lock()
+	id := len(e.procs) + 1
+	e.mu.Unlock()
+	var st hoststore.HostStore
+	p := &Proc{ID: id, env: e}
+	err := p.run(ctx, "Open", func(ctx context.Context) error {
+		var err error
+		st, err = e.realm.Open(ctx)
+		return err
+	})
+	if err == nil && st == nil {
+		err = &Breach{Op: "Open", Kind: BreachNilHandle, Detail: "Open answered a nil store and no error"}
+	}
+	e.Tracef("open p%d = %s", id, OkOr(err))
+	if err != nil {
+		return nil, err
+	}
+	p.wrap = faults.Wrap(st)
+	e.mu.Lock()
+	e.procs = append(e.procs, p)
+	e.mu.Unlock()
+	return p, nil
+}
+
+// MustOpen opens a process or fails the spec.
+func (e *Env) MustOpen(ctx context.Context) *Proc {
+	GinkgoHelper()
+	p, err := e.Open(ctx)
+	if err != nil {
+		e.Fail(ObOperations, "opening a new process failed", "a new handle over the realm", ErrText(err))
+	}
+	return p
+}
+
+// Lapse lets every recorded lease run out through the factory.
+func (e *Env) Lapse(ctx context.Context) {
+	GinkgoHelper()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- &Breach{Op: "LapseFenceLeases", Kind: BreachPanic, Detail: fmt.Sprint(r)}
+			}
+		}()
+		done <- e.realm.LapseFenceLeases(ctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = &Breach{Op: "LapseFenceLeases", Kind: BreachHang, Detail: "did not return within the row's time bound"}
+	}
+	e.Tracef("lapse fence leases = %s", OkOr(err))
+	if err != nil {
+		e.Fail(ObFenceLease, "the factory's LapseFenceLeases failed", "every recorded lease runs out", ErrText(err))
+	}
+}
+
+// Writer returns the realm's current writer: the last process that acquired
+// the fence, still lives and still renews (a row before may have been
+// superseded, or its lease lapsed and the store refused the renew), or a
+// new process that acquires it the way Core does (exclusive; after Held,
+// the leases are lapsed and it acquires again). So one row's breach does
+// not leave the next rows with a writer that cannot commit.
+func (e *Env) Writer(ctx context.Context) *Proc {
+	GinkgoHelper()
+	e.mu.Lock()
+	w := e.writer
+	e.mu.Unlock()
+	if w != nil && !w.Dead() && w.Token != 0 {
+		if err := w.Renew(ctx, w.Token); err == nil {
+			return w
+		}
+		e.Note("%s no longer renews: a new writer takes the fence", w.Name())
+	}
+	return e.NewWriter(ctx)
+}
+
+// NewWriter starts a new process that takes the fence the way Core does, and
+// makes it the current writer.
+func (e *Env) NewWriter(ctx context.Context) *Proc {
+	GinkgoHelper()
+	p := e.MustOpen(ctx)
+	_, err := p.Acquire(ctx, hoststore.Exclusive)
+	if hoststore.KindOf(err) == hoststore.ErrKindHeld {
+		e.Lapse(ctx)
+		_, err = p.Acquire(ctx, hoststore.Exclusive)
+		if hoststore.KindOf(err) == hoststore.ErrKindHeld {
+			e.Fail(ObFenceLease, "an exclusive acquire still answered Held after every recorded lease was lapsed",
+				"an exclusive acquire waits out a live holder's lease and no longer", ErrText(err))
+		}
+	}
+	if err != nil {
+		e.Fail(ObFenceLease, "a new writer could not acquire the fence", "a token", ErrText(err))
+	}
+	e.SetWriter(p)
+	return p
+}
+
+// SetWriter makes p the realm's current writer.
+func (e *Env) SetWriter(p *Proc) {
+	e.mu.Lock()
+	e.writer = p
+	e.mu.Unlock()
+}
+
+// newID is a fresh commit id, unique in the run and readable in a trail.
+func (e *Env) newID(tag string) hoststore.CommitID {
+	e.mu.Lock()
+	e.ids++
+	n := e.ids
+	e.mu.Unlock()
+	return hoststore.CommitID(fmt.Sprintf("%s/%s#%d", e.rowID, tag, n))
+}
+
+// Scope names a scope of this row: the row's ID prefixes the name, so rows
+// never share a scope.
+func (e *Env) Scope(kind hoststore.ScopeKind, name string) hoststore.ScopeRef {
+	return hoststore.ScopeRef{Kind: kind, Name: hoststore.ScopeName(string(e.rowID) + "/" + name)}
+}
+
+// close kills every process still alive and closes what can be closed.
+func (e *Env) close() {
+	e.mu.Lock()
+	procs := append([]*Proc(nil), e.procs...)
+	e.mu.Unlock()
+	for _, p := range procs {
+		if !p.Dead() {
+			p.CloseQuietly()
+		}
+	}
+}
+
+// OkOr returns "ok" for nil, else ErrText(err).
+func OkOr(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return ErrText(err)
+}
+
+// noteBreach records a breach the running spec caught; a hang also makes
+// the realm suspect until the next spec has probed it.
+func (e *Env) noteBreach(b *Breach) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.breaches = append(e.breaches, b)
+	if b.Kind == BreachHang {
+		e.suspect = true
+	}
+}
+
+// FirstBreach returns the first breach the running spec caught, or nil.
+func (e *Env) FirstBreach() *Breach {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.breaches) == 0 {
+		return nil
+	}
+	return e.breaches[0]
+}
+
+// probeHealth runs before a spec once a call hung: a new process must open,
+// load and list within a short bound, or every later spec is not run,
+// with why.
+func (e *Env) probeHealth(ctx context.Context) {
+	e.mu.Lock()
+	suspect := e.suspect
+	e.suspect = false
+	e.mu.Unlock()
+	if !suspect || e.unusable != "" {
+		return
+	}
+	bound := min(e.Cfg.RowBound()/2, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	p, err := e.Open(pctx)
+	if err == nil {
+		_, err = p.Load(pctx, hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "conform/health"})
+		if err == nil {
+			_, err = p.List(pctx, hoststore.KindRecord, nil, 1)
+		}
+		p.Kill()
+	}
+	if err != nil {
+		e.unusable = "the realm cannot serve after a store call hung: " + ErrText(err)
+		return
+	}
+	e.mu.Lock()
+	if e.writer != nil && e.writer.Dead() {
+		e.writer = nil
+	}
+	e.mu.Unlock()
+}

@@ -1,0 +1,122 @@
+package chapter
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/reports"
+)
+
+// Report entry names through which the rows tell the harness what Ginkgo's
+// own report cannot carry.
+const (
+	// EntryFailure carries a reports.Failure as JSON.
+	EntryFailure = "conform/failure"
+	// EntryNotExercised carries one part of a row that could not be reached, with why.
+	EntryNotExercised = "conform/not-exercised"
+	// EntryNothingExercised marks a spec that could reach none of what it checks.
+	EntryNothingExercised = "conform/nothing-exercised"
+	// EntryNotRun marks a spec that did not run because the realm could not serve it.
+	EntryNotRun = "conform/not-run"
+)
+
+// Fail fails the running spec for a breach of obligation ob: what broke,
+// what the reference expected and what the store showed. The failure also
+// carries the spec's trail and the row's repro string.
+func (e *Env) Fail(ob reports.ObligationID, message, expected, got string) {
+	GinkgoHelper()
+	e.FailDiff(ob, message, expected, got, "")
+}
+
+// FailDiff is Fail with a diff of structures (heads, rows, listings).
+func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff string) {
+	GinkgoHelper()
+	f := reports.Failure{
+		Message:    message,
+		Obligation: ob,
+		Expected:   expected,
+		Got:        got,
+		Diff:       diff,
+		Trail:      e.trailLines(),
+	}
+	if br := e.FirstBreach(); br != nil {
+		f.Obligation = ObErrors
+		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, reports.Clip(br.Detail, 500), message)
+	}
+	if b, err := json.Marshal(f); err == nil {
+		AddReportEntry(EntryFailure, string(b), ReportEntryVisibilityNever)
+	}
+	Fail(e.failureText(f))
+}
+
+// Failf is Fail without a separate expected/got.
+func (e *Env) Failf(ob reports.ObligationID, format string, args ...any) {
+	GinkgoHelper()
+	e.FailDiff(ob, fmt.Sprintf(format, args...), "", "", "")
+}
+
+func (e *Env) failureText(f reports.Failure) string {
+	var sb strings.Builder
+	title := string(f.Obligation)
+	quote := ""
+	if o, ok := Obligations.ByID(f.Obligation); ok {
+		title = string(o.ID) + " " + o.Title
+		quote = o.Quote
+	}
+	fmt.Fprintf(&sb, "[%s] %s\n", title, f.Message)
+	if quote != "" {
+		fmt.Fprintf(&sb, "  the spec: %q\n", quote)
+	}
+	writeBlock(&sb, "expected", f.Expected)
+	writeBlock(&sb, "got", f.Got)
+	writeBlock(&sb, "diff", f.Diff)
+	if len(f.Trail) > 0 {
+		sb.WriteString("  trail:\n")
+		trail := f.Trail
+		if len(trail) > 40 {
+			fmt.Fprintf(&sb, "    (%d earlier operations in the report)\n", len(trail)-40)
+			trail = trail[len(trail)-40:]
+		}
+		for _, l := range trail {
+			sb.WriteString("    " + reports.Clip(l, 400) + "\n")
+		}
+	}
+	if e.Cfg.Repro != nil {
+		fmt.Fprintf(&sb, "  repro: %s\n", e.Cfg.Repro(e.rowID))
+	}
+	return sb.String()
+}
+
+func writeBlock(w io.Writer, name, text string) {
+	if text == "" {
+		return
+	}
+	text = reports.Clip(text, 4096)
+	if !strings.Contains(text, "\n") {
+		fmt.Fprintf(w, "  %s: %s\n", name, text)
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", name)
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
+
+// NotExercised records that part of the running spec could not be reached,
+// and why. The row goes on with what it can check.
+func (e *Env) NotExercised(part, why string) {
+	e.Tracef("not exercised: %s (%s)", part, why)
+	AddReportEntry(EntryNotExercised, part+": "+why, ReportEntryVisibilityNever)
+}
+
+// NothingExercised ends the running spec as not exercised: it could reach
+// none of what it checks. It never counts as passed.
+func (e *Env) NothingExercised(why string) {
+	GinkgoHelper()
+	AddReportEntry(EntryNothingExercised, why, ReportEntryVisibilityNever)
+	Skip("not exercised: " + why)
+}

@@ -1,0 +1,342 @@
+package chapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/reports"
+)
+
+// Breach is an answer outside the contract that the harness caught around a
+// store call: a panic, a hang past the row's bound, or an error that is none
+// of the six types. The call's caller turns it into a failure of ObErrors
+// (or of the row's own obligation, where the row says so).
+type Breach struct {
+	Op     string
+	Kind   BreachKind
+	Detail string
+}
+
+// BreachKind is the kind of answer outside the contract a Breach records.
+type BreachKind string
+
+// The kinds of breach the harness catches around a store call.
+const (
+	// BreachPanic is a store call that panicked.
+	BreachPanic BreachKind = "panic"
+	// BreachHang is a store call still unanswered at the row's time bound.
+	BreachHang BreachKind = "hang"
+	// BreachUnknownError is an error that is none of the six types, or a
+	// context error while the caller's context was live.
+	BreachUnknownError BreachKind = "unknown error"
+	// BreachNilHandle is an Open that answered neither a store nor an error.
+	BreachNilHandle BreachKind = "nil handle"
+)
+
+// Error names the operation, the kind of breach and what the harness saw.
+func (b *Breach) Error() string {
+	return fmt.Sprintf("store breach in %s: %s: %s", b.Op, b.Kind, b.Detail)
+}
+
+// Proc is one "process" of the chapter: a handle from the factory's Open,
+// wrapped in the fault injector and traced. Every call runs with the row's
+// context; a panic, a hang or an error outside the contract comes back as
+// a *Breach, never takes the harness down.
+type Proc struct {
+	ID    int
+	Token hoststore.FenceToken // the last token this process acquired (0: none)
+
+	env   *Env
+	wrap  *faults.Store
+	dead  atomic.Bool
+	mu    sync.Mutex
+	stale bool // set once a call hung: the handle is not used again
+}
+
+// Wrapped is the fault-injecting wrapper around the process's handle.
+func (p *Proc) Wrapped() *faults.Store { return p.wrap }
+
+// Name is how the trail names the process.
+func (p *Proc) Name() string { return fmt.Sprintf("p%d", p.ID) }
+
+// Kill ends the process: its handle is killed (Kill() where it has one) with
+// whatever it had in flight.
+func (p *Proc) Kill() {
+	if p.dead.Swap(true) {
+		return
+	}
+	p.env.Tracef("%s killed", p.Name())
+	p.wrap.Kill()
+}
+
+// Dead reports whether the process was killed.
+func (p *Proc) Dead() bool {
+	p.mu.Lock()
+	stale := p.stale
+	p.mu.Unlock()
+	return stale || p.dead.Load() || p.wrap.Killed()
+}
+
+// run calls f on its own goroutine and waits for it or for ctx. A panic in
+// the store becomes a Breach; so does a call that outlives ctx (a hang).
+func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- &Breach{Op: op, Kind: BreachPanic, Detail: fmt.Sprintf("%v\n%s", r, clipStack(debug.Stack()))}
+			}
+		}()
+		done <- f(ctx)
+	}()
+	select {
+	case err := <-done:
+		return p.classify(ctx, op, err)
+	case <-ctx.Done():
+		// Give an answer that races the deadline a last chance.
+		select {
+		case err := <-done:
+			return p.classify(ctx, op, err)
+		default:
+		}
+		p.mu.Lock()
+		p.stale = true
+		p.mu.Unlock()
+		b := &Breach{Op: op, Kind: BreachHang, Detail: "the store did not answer within the row's time bound (" + ctx.Err().Error() + ")"}
+		p.env.noteBreach(b)
+		if w := p.wrap; w != nil {
+			go w.Kill() // the handle is not used again; Kill may itself block in a hung store
+		}
+		return b
+	}
+}
+
+// classify checks err against the error contract; a breach is recorded
+// with the spec.
+func (p *Proc) classify(ctx context.Context, op string, err error) error {
+	err = p.classify1(ctx, op, err)
+	var br *Breach
+	if errors.As(err, &br) && br.Kind != BreachHang {
+		p.env.noteBreach(br)
+	}
+	return err
+}
+
+func (p *Proc) classify1(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var br *Breach
+	if errors.As(err, &br) || errors.Is(err, faults.ErrKilled) || errors.Is(err, instore.ErrCrashed) {
+		return err
+	}
+	switch hoststore.KindOf(err) {
+	case hoststore.ErrKindOther:
+		return &Breach{Op: op, Kind: BreachUnknownError, Detail: fmt.Sprintf("%T: %v (a store answers one of the six error types, or ctx.Err())", err, err)}
+	case hoststore.ErrKindContext:
+		if ctx.Err() == nil {
+			return &Breach{Op: op, Kind: BreachUnknownError, Detail: fmt.Sprintf("answered a context error %q while the caller's context was live", err)}
+		}
+	}
+	return err
+}
+
+func clipStack(s []byte) string { return reports.Clip(string(s), 2048) }
+
+func (p *Proc) trace(op string, args string, err error, result string) {
+	status := "ok"
+	if err != nil {
+		status = ErrText(err)
+	}
+	if result != "" {
+		status += " → " + result
+	}
+	p.env.Tracef("%s.%s(%s) = %s", p.Name(), op, args, status)
+}
+
+// ErrText returns an error as a trail shows it: its contract kind and text.
+func ErrText(err error) string {
+	k := hoststore.KindOf(err)
+	switch {
+	case errors.Is(err, faults.ErrKilled):
+		return "killed"
+	case errors.Is(err, instore.ErrCrashed):
+		return "crashed: " + err.Error()
+	}
+	var br *Breach
+	if errors.As(err, &br) {
+		return "BREACH " + string(br.Kind) + ": " + reports.Clip(br.Detail, 300)
+	}
+	return string(k) + ": " + reports.Clip(err.Error(), 300)
+}
+
+// Acquire calls AcquireFence and remembers the token it got.
+func (p *Proc) Acquire(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
+	var g hoststore.FenceGrant
+	err := p.run(ctx, "AcquireFence", func(ctx context.Context) error {
+		var err error
+		g, err = p.wrap.AcquireFence(ctx, mode)
+		return err
+	})
+	res := ""
+	if err == nil {
+		p.Token = g.Token
+		res = fmt.Sprintf("token %d, superseded lease %s", g.Token, g.SupersededLease)
+	}
+	p.trace("AcquireFence", mode.String(), err, res)
+	return g, err
+}
+
+// Renew calls RenewFence with token.
+func (p *Proc) Renew(ctx context.Context, token hoststore.FenceToken) error {
+	err := p.run(ctx, "RenewFence", func(ctx context.Context) error { return p.wrap.RenewFence(ctx, token) })
+	p.trace("RenewFence", fmt.Sprint(token), err, "")
+	return err
+}
+
+// Timing returns the store's FenceTiming (a panic there is a breach too).
+func (p *Proc) Timing(ctx context.Context) (hoststore.FenceTiming, error) {
+	var t hoststore.FenceTiming
+	err := p.run(ctx, "FenceTiming", func(context.Context) error { t = p.wrap.FenceTiming(); return nil })
+	return t, err
+}
+
+// Load calls LoadHead.
+func (p *Proc) Load(ctx context.Context, s hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	var h *hoststore.VersionedHead
+	err := p.run(ctx, "LoadHead", func(ctx context.Context) error {
+		var err error
+		h, err = p.wrap.LoadHead(ctx, s)
+		return err
+	})
+	p.trace("LoadHead", s.String(), err, headText(h))
+	return h, err
+}
+
+// List calls ListHeads.
+func (p *Proc) List(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	var pg hoststore.HeadPage
+	err := p.run(ctx, "ListHeads", func(ctx context.Context) error {
+		var err error
+		pg, err = p.wrap.ListHeads(ctx, kind, after, limit)
+		return err
+	})
+	a := "nil"
+	if after != nil {
+		a = reports.Clip(fmt.Sprintf("%q", *after), 80)
+	}
+	res := ""
+	if err == nil {
+		res = fmt.Sprintf("%d heads, next %s", len(pg.Heads), NameText(pg.Next))
+	}
+	p.trace("ListHeads", fmt.Sprintf("%s, after %s, limit %d", kind, a, limit), err, res)
+	return pg, err
+}
+
+// Read calls ReadRows.
+func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	var rows []hoststore.Row
+	err := p.run(ctx, "ReadRows", func(ctx context.Context) error {
+		var err error
+		rows, err = p.wrap.ReadRows(ctx, s, from, limit)
+		return err
+	})
+	res := ""
+	if err == nil {
+		res = fmt.Sprintf("%d rows", len(rows))
+	}
+	p.trace("ReadRows", fmt.Sprintf("%s, from %d, limit %d", s, from, limit), err, res)
+	return rows, err
+}
+
+// Commit calls Commit.
+func (p *Proc) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
+	err := p.run(ctx, "Commit", func(ctx context.Context) error { return p.wrap.Commit(ctx, b) })
+	p.trace("Commit", BatchText(b), err, "")
+	return err
+}
+
+func headText(h *hoststore.VersionedHead) string {
+	if h == nil {
+		return "none"
+	}
+	return fmt.Sprintf("v%d %q head %s", h.Version, h.CommitID, reports.Payload(h.Head))
+}
+
+// NameText returns a scope name as a trail shows it ("nil" for none).
+func NameText(n *hoststore.ScopeName) string {
+	if n == nil {
+		return "nil"
+	}
+	return reports.Clip(fmt.Sprintf("%q", *n), 80)
+}
+
+// BatchText returns a batch as a trail shows it: id, token and updates.
+func BatchText(b *hoststore.CommitBatch) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%q token %d:", b.CommitID(), b.Token())
+	for i, u := range b.Updates() {
+		if i > 0 {
+			sb.WriteString(";")
+		}
+		sb.WriteString(" " + updateText(u))
+	}
+	return reports.Clip(sb.String(), 600)
+}
+
+func updateText(u hoststore.ScopeUpdate) string {
+	var sb strings.Builder
+	sb.WriteString(u.Scope.String())
+	if u.Previous == nil {
+		sb.WriteString(" create")
+	} else {
+		fmt.Fprintf(&sb, " v%d→v%d", *u.Previous, u.Next)
+	}
+	if u.Delete {
+		sb.WriteString(" delete")
+	}
+	if u.TruncateAfter != nil {
+		fmt.Fprintf(&sb, " truncate_after %d", *u.TruncateAfter)
+	}
+	if u.DropBefore != nil {
+		fmt.Fprintf(&sb, " drop_before %d", *u.DropBefore)
+	}
+	if len(u.Append) > 0 {
+		fmt.Fprintf(&sb, " append %d rows", len(u.Append))
+	}
+	if u.Head != nil {
+		fmt.Fprintf(&sb, " head %s", reports.Payload(*u.Head))
+	}
+	return sb.String()
+}
+
+// IsHarnessErr tells whether err came from the harness's own faults (a
+// kill, a crash) or is a breach it caught, rather than from the store.
+func IsHarnessErr(err error) bool {
+	var br *Breach
+	return errors.Is(err, faults.ErrKilled) || errors.Is(err, instore.ErrCrashed) || errors.As(err, &br)
+}
+
+// CloseQuietly closes the process's handle gracefully, where it implements
+// io.Closer; a close error is traced, not a finding.
+func (p *Proc) CloseQuietly() {
+	if c, ok := p.wrap.Inner().(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			p.env.Tracef("%s close: %v", p.Name(), err)
+		}
+	}
+}
+
+// MatchID returns a commit matcher for a failpoint hold: it matches id only.
+func MatchID(id hoststore.CommitID) func(hoststore.CommitID) bool {
+	return func(c hoststore.CommitID) bool { return c == id }
+}
