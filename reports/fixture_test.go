@@ -55,6 +55,7 @@ func sampleRun() *Run {
 	takeover := row("takeover", "Takeover with a commit in flight", StatusNotExercised, "ob:1", "ob:5")
 	takeover.NotExercised = []string{"hold a commit in flight: the store has no in-store failpoints"}
 	retry := row("retry", "Retry", StatusNotRun, "ob:3")
+	retry.NotSelected = true // the label filter left it out
 	other := Row{Chapter: "long-run", ID: "restart", Name: "Restart", Spec: "Restart continues",
 		Labels: []string{"long-run"}, Obligations: []ObligationID{"ob:2"}, Status: StatusPassed, Duration: time.Second}
 	return &Run{

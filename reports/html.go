@@ -22,10 +22,11 @@ var htmlPage = template.Must(template.New("report.html").Parse(htmlSource))
 type (
 	htmlView struct {
 		Tool, Version, Store, Start, Duration, LabelFilter string
-		Verdict, VerdictNote                               string
+		Verdict, VerdictSymbol                             string
+		Reasons                                            []string
 		Seed                                               uint64
 		Schema                                             int
-		Conformant, Interrupted, Detailed                  bool
+		Conformant, NoVerdict, Interrupted, Detailed       bool
 		Failpoints                                         []string
 		Counts, Legend                                     []htmlCount
 		Obligations                                        []htmlColumn
@@ -104,20 +105,21 @@ func newHTMLView(run *Run) *htmlView {
 		Seed:        run.Seed,
 		Schema:      SchemaVersion,
 		Conformant:  run.Conformant(),
+		NoVerdict:   run.Verdict() == VerdictInterrupted || run.Verdict() == VerdictEmpty,
 		Interrupted: run.Interrupted,
 		Start:       "unknown",
 	}
 	if !run.Start.IsZero() {
 		v.Start = run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	v.Verdict = "not conformant"
-	if v.Conformant {
-		v.Verdict = "conformant"
+	verdict := run.Verdict()
+	v.Verdict, v.VerdictSymbol = verdict.Label(), verdict.Symbol()
+	if !run.Interrupted {
+		for _, w := range run.Reasons() {
+			v.Reasons = append(v.Reasons, field(w))
+		}
 	}
 	counts := run.Counts()
-	if n := counts[StatusNotExercised] + counts[StatusNotRun]; n > 0 && v.Conformant {
-		v.VerdictNote = "No row failed; " + plural(n, "row") + " not exercised or not run."
-	}
 	for _, s := range Statuses {
 		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(), N: counts[s]})
 		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label()})

@@ -39,9 +39,16 @@ func WriteJSON(w io.Writer, run *Run) error {
 		}
 		out.Rows[i] = row
 	}
+	// The verdict and its reasons are written for readers of the file; a
+	// Run computes them again from its rows.
+	doc := struct {
+		Run
+		Verdict Verdict  `json:"verdict"`
+		Reasons []string `json:"reasons,omitempty"`
+	}{out, run.Verdict(), run.Reasons()}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&out); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return fmt.Errorf("reports: write json: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ func TestWriteJSONFillsSchemaAndEmptyLists(t *testing.T) {
 		t.Fatalf("WriteJSON: %v", err)
 	}
 	s := buf.String()
-	for _, want := range []string{`"schema": 1`, `"obligations": []`, `"labels": []`, `"duration_ns": 0`} {
+	for _, want := range []string{`"schema": 2`, `"verdict": "conformant"`, `"obligations": []`, `"labels": []`, `"duration_ns": 0`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report.json lacks %s:\n%s", want, s)
 		}
@@ -51,12 +51,13 @@ func TestWriteJSONRefusesOtherSchema(t *testing.T) {
 
 func TestReadJSONRefuses(t *testing.T) {
 	cases := map[string]string{
-		`{"schema": 2, "rows": []}`:   "report schema 2 is not supported",
+		`{"schema": 3, "rows": []}`:   "report schema 3 is not supported",
+		`{"schema": 1, "rows": []}`:   "report schema 1 is not supported",
 		`{"schema": 0}`:               "report schema 0 is not supported",
 		`{"tool": "conform"}`:         "no schema field",
 		`not json`:                    "not a conform report",
-		`{"schema": 1} {"schema": 1}`: "not a conform report",
-		`{"schema": 1, "seed": "x"}`:  "schema 1 report",
+		`{"schema": 2} {"schema": 2}`: "not a conform report",
+		`{"schema": 2, "seed": "x"}`:  "schema 2 report",
 		`[1, 2]`:                      "not a conform report",
 	}
 	for in, want := range cases {
@@ -68,7 +69,7 @@ func TestReadJSONRefuses(t *testing.T) {
 }
 
 func TestReadJSONIgnoresNewFields(t *testing.T) {
-	run, err := ReadJSON(strings.NewReader(`{"schema": 1, "tool": "conform", "shiny": true}`))
+	run, err := ReadJSON(strings.NewReader(`{"schema": 2, "tool": "conform", "shiny": true}`))
 	if err != nil || run.Tool != "conform" {
 		t.Errorf("ReadJSON with an added field = %+v, %v", run, err)
 	}

@@ -132,6 +132,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"store", field(run.Store)},
 		{"seed", strconv.FormatUint(run.Seed, 10)},
 		{"conformant", strconv.FormatBool(run.Conformant())},
+		{"verdict", string(run.Verdict())},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
 	}
 	if run.LabelFilter != "" {
@@ -151,18 +152,26 @@ func junitRow(run *Run, row Row) junitCase {
 		Time:      seconds(row.Duration),
 	}
 	var out []string
-	switch row.Status {
-	case StatusPassed:
-	case StatusFailed:
+	declared := run.WithoutInStoreFaults && row.certifiedWithout()
+	notShown := func(what string) *junitProblem {
+		return &junitProblem{Message: what + ": " + reasons(row.NotExercised, "the row could reach none of what it checks") + "; what was not shown is not passed", Type: "not-exercised"}
+	}
+	switch {
+	case row.NotSelected:
+		c.Skipped = &junitSkipped{Message: "not selected by the run's label filter"}
+	case row.Status == StatusFailed:
 		c.Failure = junitFailure(run, row)
-	case StatusNotExercised:
-		c.Skipped = &junitSkipped{Message: "not exercised: " + reasons(row.NotExercised, "the row could reach none of what it checks")}
-	case StatusNotRun:
-		why := "filtered out or skipped"
-		if run.Interrupted {
-			why = "the run was interrupted, or the row was filtered out or skipped"
-		}
-		c.Skipped = &junitSkipped{Message: "not run: " + reasons(row.NotExercised, why)}
+	case row.Status == StatusPassed && (len(row.NotExercised) == 0 || declared):
+	case row.Status == StatusPassed:
+		c.Failure = notShown("passed, but parts not exercised")
+	case row.Status == StatusNotExercised && declared:
+		c.Skipped = &junitSkipped{Message: "not exercised, as declared (the store calls no in-store site): " + reasons(row.NotExercised, "")}
+	case row.Status == StatusNotExercised:
+		c.Failure = notShown("not exercised")
+	case row.Status == StatusNotRun && run.Interrupted:
+		c.Skipped = &junitSkipped{Message: "not run: " + reasons(row.NotExercised, "the run was interrupted")}
+	case row.Status == StatusNotRun:
+		c.Failure = &junitProblem{Message: "not run: " + reasons(row.NotExercised, "the row was skipped"), Type: "not-run"}
 	default:
 		c.Error = &junitProblem{Message: "unknown row status " + strconv.Quote(field(string(row.Status))), Type: "status"}
 	}

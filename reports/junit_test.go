@@ -61,10 +61,11 @@ func parseJUnit(t *testing.T, run *Run) (parsedJUnit, string) {
 func TestJUnitParsesAndCounts(t *testing.T) {
 	run := sampleRun()
 	p, raw := parseJUnit(t, run)
-	c := run.Counts()
-	if p.Tests != len(run.Rows) || p.Failures != c[StatusFailed] || p.Skipped != c[StatusNotExercised]+c[StatusNotRun] || p.Errors != 0 {
-		t.Errorf("totals tests=%d failures=%d skipped=%d errors=%d, want %d %d %d 0",
-			p.Tests, p.Failures, p.Skipped, p.Errors, len(run.Rows), c[StatusFailed], c[StatusNotExercised]+c[StatusNotRun])
+	// Failed rows and a selected row not exercised fail; the row the
+	// selection left out is skipped.
+	if p.Tests != len(run.Rows) || p.Failures != 3 || p.Skipped != 1 || p.Errors != 0 {
+		t.Errorf("totals tests=%d failures=%d skipped=%d errors=%d, want %d 3 1 0",
+			p.Tests, p.Failures, p.Skipped, p.Errors, len(run.Rows))
 	}
 	if p.Time != "9.000" {
 		t.Errorf("root time = %q, want 9.000", p.Time)
@@ -73,8 +74,8 @@ func TestJUnitParsesAndCounts(t *testing.T) {
 		t.Fatalf("suites = %+v, want host-store then long-run", p.Suites)
 	}
 	hs := p.Suites[0]
-	if hs.Tests != 6 || len(hs.Cases) != 6 || hs.Failures != 2 || hs.Skipped != 2 {
-		t.Errorf("host-store suite tests=%d cases=%d failures=%d skipped=%d, want 6 6 2 2", hs.Tests, len(hs.Cases), hs.Failures, hs.Skipped)
+	if hs.Tests != 6 || len(hs.Cases) != 6 || hs.Failures != 3 || hs.Skipped != 1 {
+		t.Errorf("host-store suite tests=%d cases=%d failures=%d skipped=%d, want 6 6 3 1", hs.Tests, len(hs.Cases), hs.Failures, hs.Skipped)
 	}
 	props := map[string]string{}
 	for _, pr := range hs.Properties {
@@ -97,11 +98,18 @@ func TestJUnitParsesAndCounts(t *testing.T) {
 	if stale.Failure == nil || !strings.Contains(stale.Failure.Message, "(and 1 more)") || stale.Failure.Type != "ob:5" {
 		t.Errorf("stale-fence failure = %+v", stale.Failure)
 	}
-	if s := hs.Cases[4].Skipped; s == nil || s.Message != "not exercised: hold a commit in flight: the store has no in-store failpoints" {
-		t.Errorf("not-exercised testcase skipped = %+v", s)
+	if f := hs.Cases[4].Failure; f == nil || f.Type != "not-exercised" || !strings.Contains(f.Message, "hold a commit in flight: the store has no in-store failpoints") {
+		t.Errorf("not-exercised testcase failure = %+v", f)
 	}
-	if s := hs.Cases[5].Skipped; s == nil || !strings.HasPrefix(s.Message, "not run") {
-		t.Errorf("not-run testcase skipped = %+v", s)
+	if s := hs.Cases[5].Skipped; s == nil || !strings.HasPrefix(s.Message, "not selected") {
+		t.Errorf("not-selected testcase skipped = %+v", s)
+	}
+	declared := run.clone()
+	declared.WithoutInStoreFaults = true
+	declared.Rows[4].InStoreOnly = true
+	p, _ = parseJUnit(t, declared)
+	if s := p.Suites[0].Cases[4].Skipped; s == nil || !strings.HasPrefix(s.Message, "not exercised, as declared") {
+		t.Errorf("a declared gap is not skipped as declared: %+v", s)
 	}
 	if !strings.HasPrefix(raw, xml.Header) {
 		t.Error("junit.xml lacks the XML header")
@@ -111,8 +119,8 @@ func TestJUnitParsesAndCounts(t *testing.T) {
 func TestJUnitHostile(t *testing.T) {
 	run := hostileRun()
 	p, raw := parseJUnit(t, run)
-	if p.Tests != 3 || p.Failures != 1 || p.Skipped != 1 || p.Errors != 1 {
-		t.Errorf("totals tests=%d failures=%d skipped=%d errors=%d, want 3 1 1 1", p.Tests, p.Failures, p.Skipped, p.Errors)
+	if p.Tests != 3 || p.Failures != 2 || p.Skipped != 0 || p.Errors != 1 {
+		t.Errorf("totals tests=%d failures=%d skipped=%d errors=%d, want 3 2 0 1", p.Tests, p.Failures, p.Skipped, p.Errors)
 	}
 	assertNoControl(t, "junit.xml", raw)
 	if len(raw) > 400<<10 {

@@ -60,14 +60,12 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 func mdHeader(b *bytes.Buffer, run *Run) {
 	tool := md(nonEmpty(run.Tool, "conform"))
 	c := run.Counts()
-	if run.Conformant() {
-		fmt.Fprintf(b, "# ✅ %s: conformant", tool)
-	} else {
-		fmt.Fprintf(b, "# ❌ %s: not conformant", tool)
+	v := run.Verdict()
+	mark := map[bool]string{true: "✅", false: "❌"}[v.Passing()]
+	if v == VerdictInterrupted || v == VerdictEmpty {
+		mark = "⏹️"
 	}
-	if n := c[StatusNotExercised] + c[StatusNotRun]; n > 0 && run.Conformant() {
-		fmt.Fprintf(b, " (%s not exercised or not run)", plural(n, "row"))
-	}
+	fmt.Fprintf(b, "# %s %s: %s", mark, tool, v.Label())
 	b.WriteString("\n\n")
 	fmt.Fprintf(b, "- **Store:** %s\n- **Seed:** %d\n- **Version:** %s\n- **Duration:** %s\n",
 		md(run.Store), run.Seed, md(nonEmpty(run.Version, "unknown")), duration(run.Duration))
@@ -97,6 +95,12 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 	b.WriteString("\n")
 	if run.Interrupted {
 		b.WriteString("\n> [!WARNING]\n> The run was interrupted: rows marked not run did not run, so the store is not certified.\n")
+	}
+	if why := run.Reasons(); len(why) > 0 && !run.Interrupted {
+		b.WriteString("\n**Why:**\n\n")
+		for _, w := range why {
+			fmt.Fprintf(b, "- %s\n", md(w))
+		}
 	}
 	b.WriteString("\n")
 }

@@ -45,13 +45,25 @@ func TestMarkdownVerdicts(t *testing.T) {
 	}
 	r := passingRun()
 	r.Rows[1].Status = StatusNotExercised
-	if s := markdown(t, r); !strings.HasPrefix(s, "# ✅ conform: conformant (1 row not exercised or not run)\n") {
-		t.Errorf("conformant run with a row not exercised: %q", strings.SplitN(s, "\n", 2)[0])
+	r.Rows[1].NotExercised = []string{"hold: the store never reached commit-locked"}
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ❌ conform: not conformant\n") || !strings.Contains(s, "- row reopen: not exercised: hold") {
+		t.Errorf("a run with a row not exercised:\n%s", s)
+	}
+	r.Rows[1].InStoreOnly, r.WithoutInStoreFaults = true, true
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ✅ conform: conformant without in-store faults\n") || !strings.Contains(s, "as declared") {
+		t.Errorf("a declared run:\n%s", s)
 	}
 	r = passingRun()
 	r.Interrupted = true
-	if s := markdown(t, r); !strings.HasPrefix(s, "# ❌ conform: not conformant\n") || !strings.Contains(s, "interrupted") {
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ⏹️ conform: interrupted, no verdict\n") || strings.Contains(s, "not conformant") {
 		t.Errorf("interrupted run:\n%s", s)
+	}
+	r = passingRun()
+	for i := range r.Rows {
+		r.Rows[i].NotSelected = true
+	}
+	if s := markdown(t, r); !strings.HasPrefix(s, "# ⏹️ conform: empty selection, no verdict\n") {
+		t.Errorf("empty run:\n%s", s)
 	}
 }
 

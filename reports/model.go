@@ -16,8 +16,10 @@ import "time"
 
 // SchemaVersion is the version of the report.json schema that WriteJSON
 // writes and the only one ReadJSON accepts. It changes when a field changes
-// meaning or is removed; adding a field does not change it.
-const SchemaVersion = 1
+// meaning or is removed; adding a field does not change it. Schema 2 judges
+// only the selected rows, counts what was not exercised against the store,
+// and writes the verdict and its reasons.
+const SchemaVersion = 2
 
 // Status is the verdict of one row.
 type Status string
@@ -110,9 +112,15 @@ type Row struct {
 	Status       Status         `json:"status"`
 	Duration     time.Duration  `json:"duration_ns"`
 	NotExercised []string       `json:"not_exercised,omitempty"` // parts of the row that could not be reached, each with why
-	Failures     []Failure      `json:"failures,omitempty"`      // ContinueOnFailure: a row may record several
-	Repro        string         `json:"repro,omitempty"`         // the command that runs the row again
-	Output       string         `json:"output,omitempty"`        // captured log of the row (trimmed)
+	// InStoreOnly: every part in NotExercised needs the in-store sites,
+	// which the store never reached.
+	InStoreOnly bool `json:"instore_only,omitempty"`
+	// NotSelected: the run's selection (its label filter) left the row out.
+	// Such a row has status not run and counts for no verdict.
+	NotSelected bool      `json:"not_selected,omitempty"`
+	Failures    []Failure `json:"failures,omitempty"` // ContinueOnFailure: a row may record several
+	Repro       string    `json:"repro,omitempty"`    // the command that runs the row again
+	Output      string    `json:"output,omitempty"`   // captured log of the row (trimmed)
 }
 
 // Run is the whole result of one conformance run, as the harness fills it.
@@ -127,25 +135,11 @@ type Run struct {
 	Failpoints  []string      `json:"failpoints,omitempty"` // name=terms
 	LabelFilter string        `json:"label_filter,omitempty"`
 	Interrupted bool          `json:"interrupted,omitempty"`
-	Obligations []Obligation  `json:"obligations"` // the catalogue: columns of the matrix
-	Rows        []Row         `json:"rows"`
-}
-
-// Conformant reports the verdict of the run: true iff the run was not
-// interrupted and no row failed. A row whose status is not one of the four
-// known statuses also makes the run not conformant, since nothing says it
-// held. Rows not exercised or not run (filtered out) do not change the
-// verdict; the reports show their number next to it.
-func (r *Run) Conformant() bool {
-	if r.Interrupted {
-		return false
-	}
-	for _, row := range r.Rows {
-		if row.Status == StatusFailed || !row.Status.Known() {
-			return false
-		}
-	}
-	return true
+	// WithoutInStoreFaults: the store's author declared that the store
+	// calls no in-store site (harness.WithoutInStoreFaults).
+	WithoutInStoreFaults bool         `json:"without_instore_faults,omitempty"`
+	Obligations          []Obligation `json:"obligations"` // the catalogue: columns of the matrix
+	Rows                 []Row        `json:"rows"`
 }
 
 // Counts returns how many rows have each status. The four known statuses are

@@ -20,7 +20,7 @@ func ExampleRun_Verdict() {
 		}
 	}
 	// Output:
-	// incomplete
+	// not-conformant
 	// row takeover: passed, not exercised: [hold a commit in flight: no in-store failpoints]
 }
 

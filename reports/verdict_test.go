@@ -26,6 +26,15 @@ func TestRowCertified(t *testing.T) {
 func TestRunVerdict(t *testing.T) {
 	partial := passingRun()
 	partial.Rows[1].NotExercised = []string{"hold: no failpoints"}
+	noSites := passingRun()
+	noSites.Rows[1].NotExercised = []string{"hold: the store never reached commit-locked"}
+	noSites.Rows[1].InStoreOnly = true
+	declared := noSites.clone()
+	declared.WithoutInStoreFaults = true
+	declaredWhole := declared.clone()
+	declaredWhole.Rows[1].Status = StatusNotExercised
+	declaredOther := declared.clone()
+	declaredOther.Rows[0].NotExercised = []string{"a page of exactly the rows left: the scope had none"}
 	interruptedFailing := sampleRun()
 	interruptedFailing.Interrupted = true
 	interruptedPassing := passingRun()
@@ -34,15 +43,27 @@ func TestRunVerdict(t *testing.T) {
 	notRun.Rows[0].Status = StatusNotRun
 	unknown := passingRun()
 	unknown.Rows[0].Status = "weird"
+	filtered := passingRun()
+	filtered.Rows[0].Status, filtered.Rows[0].NotSelected = StatusNotRun, true
+	none := passingRun()
+	for i := range none.Rows {
+		none.Rows[i].Status, none.Rows[i].NotSelected = StatusNotRun, true
+	}
 	cases := []struct {
 		name string
 		run  *Run
 		want Verdict
 	}{
-		{"every row passed, all exercised", passingRun(), VerdictCertified},
-		{"no rows", &Run{}, VerdictCertified},
-		{"a passed row partly not exercised", partial, VerdictIncomplete},
-		{"a row not run", notRun, VerdictIncomplete},
+		{"every row passed, all exercised", passingRun(), VerdictConformant},
+		{"rows left out by the selection", filtered, VerdictConformant},
+		{"no rows", &Run{}, VerdictEmpty},
+		{"no row selected", none, VerdictEmpty},
+		{"a passed row partly not exercised", partial, VerdictNotConformant},
+		{"no in-store sites, undeclared", noSites, VerdictNotConformant},
+		{"no in-store sites, declared", declared, VerdictConformantWithoutInStore},
+		{"no in-store sites, declared, a row wholly not exercised", declaredWhole, VerdictConformantWithoutInStore},
+		{"declared, but a gap of another kind", declaredOther, VerdictNotConformant},
+		{"a selected row not run", notRun, VerdictNotConformant},
 		{"failed rows", sampleRun(), VerdictNotConformant},
 		{"an unknown status", unknown, VerdictNotConformant},
 		{"interrupted with failed rows", interruptedFailing, VerdictInterrupted},
@@ -51,12 +72,20 @@ func TestRunVerdict(t *testing.T) {
 	for _, c := range cases {
 		got := c.run.Verdict()
 		if got != c.want {
-			t.Errorf("%s: Verdict() = %q, want %q", c.name, got, c.want)
+			t.Errorf("%s: Verdict() = %q, want %q (reasons %q)", c.name, got, c.want, c.run.Reasons())
 		}
-		// The verdict and Conformant never disagree.
-		conformant := got == VerdictCertified || got == VerdictIncomplete
-		if conformant != c.run.Conformant() {
+		if got.Passing() != c.run.Conformant() {
 			t.Errorf("%s: Verdict() = %q but Conformant() = %v", c.name, got, c.run.Conformant())
 		}
+		if why := c.run.Reasons(); (got == VerdictConformant) != (len(why) == 0) {
+			t.Errorf("%s: verdict %q with reasons %q", c.name, got, why)
+		}
 	}
+}
+
+// clone copies a run deeply enough for a test to change its rows.
+func (r *Run) clone() *Run {
+	c := *r
+	c.Rows = append([]Row(nil), r.Rows...)
+	return &c
 }
