@@ -27,6 +27,14 @@ func TestOpenURL(t *testing.T) { pkg.TestOpenURL(t) }
 
 func TestFenceTimingOption(t *testing.T) { pkg.TestFenceTimingOption(t) }
 
+func TestCloseRemovesNewRealm(t *testing.T) { pkg.TestCloseRemovesNewRealm(t) }
+
+func TestCloseKillsOpenHandles(t *testing.T) { pkg.TestCloseKillsOpenHandles(t) }
+
+func TestCloseKeepsNamedRealm(t *testing.T) { pkg.TestCloseKeepsNamedRealm(t) }
+
+func TestNewRealmFailureLeavesNothing(t *testing.T) { pkg.TestNewRealmFailureLeavesNothing(t) }
+
 func BenchmarkCommitSmall(b *testing.B) { storetest.BenchCommitSmall(b, pkg.NewFactory) }
 
 func BenchmarkCommitParallel64(b *testing.B) { storetest.BenchCommitParallel(b, pkg.NewFactory, 64) }

@@ -18,8 +18,8 @@ func TestConformance(t *testing.T) {
 	var realms []*postgres.Factory
 	t.Cleanup(func() {
 		for _, f := range realms {
-			if err := f.Drop(context.Background()); err != nil {
-				t.Errorf("Drop(%s): %v", f.Realm(), err)
+			if err := f.Close(); err != nil {
+				t.Errorf("Close(%s): %v", f.Realm(), err)
 			}
 		}
 	})

@@ -28,6 +28,10 @@
 //     transaction as their batch (obligation 6);
 //   - conform_commits (realm, commit_id, token): every landed commit id.
 //
+// A realm the factory made (NewRealm, or OpenURL without realm) is deleted
+// by Factory.Close: every row of it, in one transaction, after the handles
+// still open are killed. A realm the caller named stays.
+//
 // Names are bytea, so indexes and ORDER BY compare them byte by byte, which
 // is the listing order the spec asks ("in name order by the bytes of their
 // names"); no locale collation is involved anywhere.

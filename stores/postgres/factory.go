@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -70,14 +72,36 @@ type Factory struct {
 	timing   hoststore.FenceTiming
 	maxConns int
 	lockKey  int64 // the realm's fence lock key; see the package doc
+	owned    bool  // the realm id is random, made here: Close deletes the realm
+
+	mu     sync.Mutex
+	closed bool                // set by Close
+	stores map[*Store]struct{} // the handles neither killed nor closed
+
+	closing sync.Mutex // serialises Close's delete
+	dropped bool       // Close deleted the realm
 }
 
-var _ hoststore.HostStoreFactory = (*Factory)(nil)
+var (
+	_ hoststore.HostStoreFactory = (*Factory)(nil)
+	_ io.Closer                  = (*Factory)(nil)
+)
+
+// CloseTimeout bounds the transaction in which Close deletes a realm that
+// NewRealm made.
+const CloseTimeout = 10 * time.Second
 
 // New makes the factory of cfg's realm: it creates the shared tables when
 // absent (once per database, under an advisory lock) and the realm's own
-// rows when absent. An existing realm is used as it stands.
+// rows when absent. An existing realm is used as it stands, and Close
+// leaves the realm in place.
 func New(ctx context.Context, cfg Config) (*Factory, error) {
+	return newFactory(ctx, cfg, false)
+}
+
+// newFactory is New; owned says that the realm id was made here, at
+// random, so that Close deletes the realm.
+func newFactory(ctx context.Context, cfg Config, owned bool) (*Factory, error) {
 	if err := checkRealm(cfg.Realm); err != nil {
 		return nil, err
 	}
@@ -101,7 +125,7 @@ func New(ctx context.Context, cfg Config) (*Factory, error) {
 			cc.RuntimeParams[k] = v
 		}
 	}
-	f := &Factory{conn: cc, realm: cfg.Realm, timing: cfg.Timing, maxConns: cfg.MaxConns, lockKey: fenceLockKey(cfg.Realm)}
+	f := &Factory{conn: cc, realm: cfg.Realm, timing: cfg.Timing, maxConns: cfg.MaxConns, lockKey: fenceLockKey(cfg.Realm), owned: owned}
 	if err := f.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -110,7 +134,8 @@ func New(ctx context.Context, cfg Config) (*Factory, error) {
 
 // NewRealm makes a factory over a fresh, empty realm with a random id in the
 // database that url names (the form of OpenURL; a realm parameter there is
-// refused, since the realm is made here).
+// refused, since the realm is made here). The factory owns the realm: Close
+// deletes it.
 func NewRealm(ctx context.Context, url string) (*Factory, error) {
 	cfg, err := ParseURL(url)
 	if err != nil {
@@ -120,7 +145,7 @@ func NewRealm(ctx context.Context, url string) (*Factory, error) {
 		return nil, fmt.Errorf("postgres store: NewRealm makes its own realm; the url names realm %q", cfg.Realm)
 	}
 	cfg.Realm = RandomRealm()
-	return New(ctx, cfg)
+	return newFactory(ctx, cfg, true)
 }
 
 // RandomRealm answers a fresh random realm id ("r-" and 32 hex digits).
@@ -137,9 +162,10 @@ func RandomRealm() string {
 //	postgres://USER@HOST:PORT/DB?sslmode=disable&realm=NAME
 //	  [&pool_max_conns=N][&fence_renew=10s&fence_lease=30s]
 //
-// Without realm, a fresh random realm is made (as NewRealm does), so that
-// every run starts on an empty realm. fence_renew and fence_lease go
-// together and build the timing with hoststore.NewFenceTiming.
+// Without realm, a fresh random realm is made (as NewRealm does, and Close
+// deletes it), so that every run starts on an empty realm; a realm named
+// there is left in place by Close. fence_renew and fence_lease go together
+// and build the timing with hoststore.NewFenceTiming.
 func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error) {
 	cfg, err := ParseURL(url)
 	if err != nil {
@@ -147,6 +173,7 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 	}
 	if cfg.Realm == "" {
 		cfg.Realm = RandomRealm()
+		return newFactory(ctx, cfg, true)
 	}
 	return New(ctx, cfg)
 }
@@ -210,7 +237,7 @@ func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.timing }
 
 // Open is a new process over the realm: a new handle with a connection pool
 // of its own, which shares nothing with earlier handles. It dials nothing
-// until the first call.
+// until the first call. After Close it answers *hoststore.UnavailableError.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }
@@ -220,7 +247,62 @@ func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &Store{f: f, pool: newPool(f.conn.Copy(), f.maxConns)}, nil
+	s := &Store{f: f, pool: newPool(f.conn.Copy(), f.maxConns)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres open: realm %s: the factory is closed", f.realm)}
+	}
+	if f.stores == nil {
+		f.stores = map[*Store]struct{}{}
+	}
+	f.stores[s] = struct{}{}
+	return s, nil
+}
+
+// forget drops s, killed or closed, from f's open handles.
+func (f *Factory) forget(s *Store) {
+	f.mu.Lock()
+	delete(f.stores, s)
+	f.mu.Unlock()
+}
+
+// Owned reports whether the factory made its realm (NewRealm, or OpenURL
+// without a realm), so that Close deletes it.
+func (f *Factory) Owned() bool { return f.owned }
+
+// Close ends the factory. It kills every handle of the factory still open,
+// as Store.Kill does (the harness closes its handles first), and makes
+// later Opens answer *hoststore.UnavailableError. When the factory made its
+// realm (see Owned), Close then deletes every row of the realm, as Drop
+// does, in one transaction bounded by CloseTimeout; a realm the caller named
+// (Config.Realm, or realm=NAME in OpenURL's url) is left as it stands. It
+// returns the error of a delete that failed, and a later Close tries again;
+// after a Close that returned nil, Close does nothing and returns nil.
+func (f *Factory) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	open := f.stores
+	f.stores = nil
+	f.mu.Unlock()
+	for s := range open {
+		s.Kill()
+	}
+	if !f.owned {
+		return nil
+	}
+	f.closing.Lock()
+	defer f.closing.Unlock()
+	if f.dropped {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+	defer cancel()
+	if err := f.Drop(ctx); err != nil {
+		return err
+	}
+	f.dropped = true
+	return nil
 }
 
 // LapseFenceLeases lets every recorded lease of the realm run out by moving
@@ -233,11 +315,23 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	})
 }
 
-// Drop deletes every row of the realm, its fence and clock included. The
-// shared tables stay. A handle still open over the realm must not be used.
+// Drop deletes every row of the realm, its fence and clock included, in one
+// transaction; the shared tables stay. It first locks the realm's scope rows
+// in the order commits lock theirs, then takes the realm's fence lock in
+// exclusive mode, as AcquireFence does, and deletes after that (see the
+// package doc): a commit in flight on a handle still open either landed
+// before the delete, which removes its rows, or applies nothing, since its
+// fence check finds no fence row. A handle still open over the realm must
+// not be used afterwards.
 func (f *Factory) Drop(ctx context.Context) error {
 	return f.withConn(ctx, func(c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, sqlDropLockScopes, f.realm); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, f.lockKey); err != nil {
+				return err
+			}
 			for _, q := range sqlDropRealm {
 				if _, err := tx.Exec(ctx, q, f.realm); err != nil {
 					return err

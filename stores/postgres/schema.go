@@ -56,6 +56,11 @@ var sqlNewRealm = []string{
 	`INSERT INTO conform_fences (realm) VALUES ($1) ON CONFLICT DO NOTHING`,
 }
 
+// sqlDropLockScopes locks every scope row of a realm, in the (kind, name)
+// order in which commits lock theirs, so that Drop and a commit never wait
+// for each other in a cycle.
+const sqlDropLockScopes = `SELECT 1 FROM conform_scopes WHERE realm = $1 ORDER BY kind, name FOR UPDATE`
+
 // sqlDropRealm deletes every row of a realm.
 var sqlDropRealm = []string{
 	`DELETE FROM conform_rows WHERE realm = $1`,

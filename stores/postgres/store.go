@@ -37,13 +37,19 @@ func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.timing }
 // every call in flight at its next step, fails: before a commit's COMMIT
 // was sent with *hoststore.UnavailableError (nothing applied), after it
 // with *hoststore.IndeterminateError.
-func (s *Store) Kill() { s.pool.kill() }
+func (s *Store) Kill() {
+	s.f.forget(s)
+	s.pool.kill()
+}
 
 // Close closes the handle: idle connections are closed now, gracefully;
 // a busy one is closed when its call ends (its transaction is over by
 // then). Later calls answer *hoststore.UnavailableError. Close after Kill
 // does nothing.
-func (s *Store) Close() error { return s.pool.close() }
+func (s *Store) Close() error {
+	s.f.forget(s)
+	return s.pool.close()
+}
 
 // get takes a connection, mapping pool errors to the contract's.
 func (s *Store) get(ctx context.Context, op string) (*conn, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/storetest"
@@ -26,7 +25,8 @@ func serverURL(t testing.TB) string {
 	return u
 }
 
-// newRealm makes a fresh realm for one test and drops it at the end.
+// newRealm makes a fresh realm for one test and closes it at the end,
+// which deletes it.
 func newRealm(t testing.TB) *postgres.Factory {
 	t.Helper()
 	f, err := postgres.NewRealm(context.Background(), serverURL(t))
@@ -34,10 +34,8 @@ func newRealm(t testing.TB) *postgres.Factory {
 		t.Fatalf("NewRealm: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := f.Drop(ctx); err != nil {
-			t.Errorf("Drop(%s): %v", f.Realm(), err)
+		if err := f.Close(); err != nil {
+			t.Errorf("Close(%s): %v", f.Realm(), err)
 		}
 	})
 	return f

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -53,7 +54,10 @@ type Factory struct {
 	file *sqlitedb.File
 }
 
-var _ hoststore.HostStoreFactory = (*Factory)(nil)
+var (
+	_ hoststore.HostStoreFactory = (*Factory)(nil)
+	_ io.Closer                  = (*Factory)(nil)
+)
 
 // New makes the factory of the realm in the file at path, creating the file
 // and its schema when absent (an existing file is used as it stands). The
@@ -67,13 +71,14 @@ func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
 }
 
 // NewRealm makes a fresh, empty realm in a new file inside dir (for example
-// a test's t.TempDir()).
+// a test's t.TempDir()). The factory owns the file: Close removes it. A
+// failed NewRealm leaves nothing in dir.
 func NewRealm(ctx context.Context, dir string, opts ...Option) (*Factory, error) {
-	name, err := flavor.NewRealmFile(dir)
+	file, err := sqlitedb.NewRealm(ctx, flavor, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, name, opts...)
+	return &Factory{file: file}, nil
 }
 
 // OpenURL opens the realm that url names, in the form sqlite:PATH (also
@@ -95,6 +100,15 @@ func (f *Factory) Path() string { return f.file.Path() }
 
 // FenceTiming is the timing every handle of the realm declares.
 func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.file.Config().Timing }
+
+// Close ends the factory: it kills every handle of the factory still open
+// (as Store.Kill does; the harness closes its handles first) and makes later
+// Opens answer *hoststore.UnavailableError. When NewRealm made the realm,
+// Close removes the database file and its companions (-wal, -shm,
+// -journal); a file named to New or OpenURL stays. It returns the error of
+// a removal that failed (a later Close tries again), else nil; Close after
+// Close does nothing more.
+func (f *Factory) Close() error { return f.file.Close() }
 
 // schema is the store's tables; see the package doc.
 const schema = `
@@ -132,7 +146,7 @@ INSERT OR IGNORE INTO clock (id, offset_ns) VALUES (1, 0);
 
 // Open is a new process over the realm: new pools over the file that share
 // nothing with earlier handles. It answers *hoststore.UnavailableError when
-// the file cannot be opened, or ctx.Err().
+// the file cannot be opened or the factory is closed, or ctx.Err().
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }

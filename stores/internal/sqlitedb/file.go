@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -130,6 +131,48 @@ func (fl *Flavor) NewRealmFile(dir string) (string, error) {
 	return name, nil
 }
 
+// NewRealm makes a fresh, empty realm in a new file inside dir (see
+// NewRealmFile) with opts applied (see Configure). The File owns that file:
+// Close removes it. The options are checked before the file is made, and a
+// file whose schema cannot be created is removed again, so a failed
+// NewRealm leaves nothing in dir.
+func NewRealm[O ~func(*Config) error](ctx context.Context, fl *Flavor, dir string, opts []O) (*File, error) {
+	cfg, err := Configure(fl, opts)
+	if err != nil {
+		return nil, err
+	}
+	name, err := fl.NewRealmFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fl.Create(ctx, name, cfg)
+	if err != nil {
+		return nil, errors.Join(err, removeFiles(fl, name))
+	}
+	f.owned = true
+	return f, nil
+}
+
+// Companions are the suffixes of the files SQLite keeps beside a database
+// file: the write-ahead log, its shared-memory index, and the rollback
+// journal.
+var Companions = []string{"-wal", "-shm", "-journal"}
+
+// removeFiles removes the database file at path and its companions; a file
+// that is already gone is no error.
+func removeFiles(fl *Flavor, path string) error {
+	var errs []error
+	for _, suffix := range append([]string{""}, Companions...) {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: remove realm %q: %w", fl.Name, path, err)
+	}
+	return nil
+}
+
 // File is one realm's database file and the options every handle opens it
 // with. It holds no connection between calls and is safe for concurrent
 // use.
@@ -137,6 +180,11 @@ type File struct {
 	flavor *Flavor
 	path   string
 	cfg    Config
+	owned  bool // made by NewRealm: Close removes the file
+
+	mu      sync.Mutex
+	closed  bool                 // set by Close
+	handles map[*Handle]struct{} // the handles neither killed nor closed
 }
 
 // New answers the File at path with opts applied (see Configure), creating
@@ -172,6 +220,53 @@ func (f *File) Path() string { return f.path }
 
 // Config is the options the File was created with.
 func (f *File) Config() Config { return f.cfg }
+
+// Owned reports whether NewRealm made the file, so that Close removes it.
+func (f *File) Owned() bool { return f.owned }
+
+// Close ends the realm's use through f. It kills every handle of f still
+// open, as Handle.Kill does (a call in flight on one is cancelled), and
+// makes later Opens answer *hoststore.UnavailableError. When NewRealm made
+// the file, Close then removes it and its companions (see Companions); a
+// file named to New or Create stays as it is. Close returns the error of a
+// removal that failed, and a later Close tries the removal again; otherwise
+// it returns nil, and a second Close does nothing more.
+func (f *File) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	open := f.handles
+	f.handles = nil
+	f.mu.Unlock()
+	for h := range open {
+		h.Kill()
+	}
+	if !f.owned {
+		return nil
+	}
+	return removeFiles(f.flavor, f.path)
+}
+
+// admit records h as an open handle of f, or answers
+// *hoststore.UnavailableError when f is closed.
+func (f *File) admit(h *Handle) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return &hoststore.UnavailableError{Detail: fmt.Sprintf("open %q: the realm is closed", f.path)}
+	}
+	if f.handles == nil {
+		f.handles = map[*Handle]struct{}{}
+	}
+	f.handles[h] = struct{}{}
+	return nil
+}
+
+// forget drops h, killed or closed, from f's open handles.
+func (f *File) forget(h *Handle) {
+	f.mu.Lock()
+	delete(f.handles, h)
+	f.mu.Unlock()
+}
 
 // dsn is the driver's data source name: the plain path, then the pragmas
 // every connection runs. immediate makes BeginTx start BEGIN IMMEDIATE.

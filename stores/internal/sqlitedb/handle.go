@@ -24,6 +24,7 @@ type Handle struct {
 	// BEGIN IMMEDIATE when the Flavor is Transactional.
 	Write *sql.DB
 
+	file   *File
 	name   string // the Flavor's Name
 	life   context.Context
 	end    context.CancelFunc
@@ -33,7 +34,7 @@ type Handle struct {
 
 // Open opens a new Handle over the file: new pools that share nothing with
 // earlier handles. It answers *hoststore.UnavailableError when the file
-// cannot be opened, or ctx.Err().
+// cannot be opened or f is closed, or ctx.Err().
 func (f *File) Open(ctx context.Context) (*Handle, error) {
 	read, err := sql.Open("sqlite", f.dsn(false))
 	if err != nil {
@@ -46,7 +47,11 @@ func (f *File) Open(ctx context.Context) (*Handle, error) {
 	write.SetMaxOpenConns(1)
 	read.SetMaxIdleConns(4)
 	life, end := context.WithCancel(context.Background())
-	h := &Handle{Read: read, Write: write, name: f.flavor.Name, life: life, end: end}
+	h := &Handle{Read: read, Write: write, file: f, name: f.flavor.Name, life: life, end: end}
+	if err := f.admit(h); err != nil {
+		h.Kill()
+		return nil, err
+	}
 	if err := read.PingContext(ctx); err != nil {
 		h.Kill()
 		if ctx.Err() != nil {
@@ -61,6 +66,7 @@ func (f *File) Open(ctx context.Context) (*Handle, error) {
 // cancelled (SQLite interrupts its statement; an open transaction is rolled
 // back and its connection discarded), and both pools are closed.
 func (h *Handle) Kill() {
+	h.file.forget(h)
 	h.killed.Store(true)
 	h.done.Store(true)
 	h.end()
@@ -73,6 +79,7 @@ func (h *Handle) Kill() {
 // Close closes the handle gracefully: calls in flight finish, and their
 // connections close as they are released.
 func (h *Handle) Close() error {
+	h.file.forget(h)
 	h.done.Store(true)
 	err := errors.Join(h.Read.Close(), h.Write.Close())
 	h.end()

@@ -3,6 +3,7 @@ package sqlitedb
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,5 +192,31 @@ func TestBusy(t *testing.T) {
 	}
 	if got := NonNil(nil); got == nil || len(got) != 0 {
 		t.Errorf("NonNil(nil) = %#v, want an empty slice", got)
+	}
+}
+
+// TestNewRealmRemovesFileOnSchemaError checks that a NewRealm whose schema
+// fails removes the file it made, and that Close of a File made by Create
+// leaves the file.
+func TestNewRealmRemovesFileOnSchemaError(t *testing.T) {
+	dir := t.TempDir()
+	bad := *testFlavor
+	bad.Schema = `CREATE TABLE t (v INTEGER NOT NULL); NOT SQL;`
+	if _, err := NewRealm[func(*Config) error](t.Context(), &bad, dir, nil); err == nil {
+		t.Fatal("NewRealm with a broken schema succeeded")
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("a failed NewRealm left %v (%v), want nothing", entries, err)
+	}
+	path := filepath.Join(dir, "named.sqlite")
+	f, err := testFlavor.Create(t.Context(), path, Config{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil || f.Owned() {
+		t.Fatalf("Close of a named file = %v (owned %t), want nil", err, f.Owned())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("Close removed a named file: %v", err)
 	}
 }

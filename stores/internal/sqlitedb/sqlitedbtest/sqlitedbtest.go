@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,11 +16,13 @@ import (
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reports"
+	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
 // Factory is what the tests need of a store's factory type.
 type Factory interface {
 	hoststore.HostStoreFactory
+	io.Closer
 	// Path is the absolute path of the realm's database file.
 	Path() string
 }
@@ -132,5 +135,173 @@ func (p Package[F, O]) TestConformance(t *testing.T) {
 		if !row.Certified() {
 			t.Errorf("row %s: %s, not exercised: %v", row.ID, row.Status, row.NotExercised)
 		}
+	}
+}
+
+// ref is the scope the Close tests write.
+var ref = hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "closing"}
+
+// write takes the fence on a new handle of f and commits one batch that
+// creates ref with a head and a row, so that the realm's file and its
+// write-ahead log really hold data. It answers the handle, still open.
+func write(t *testing.T, f hoststore.HostStoreFactory) hoststore.HostStore {
+	t.Helper()
+	s, err := f.Open(t.Context())
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	g, err := s.AcquireFence(t.Context(), hoststore.Exclusive)
+	if err != nil {
+		t.Fatalf("AcquireFence: %v", err)
+	}
+	b, err := hoststore.NewCommitBatch("close-1", g.Token, []hoststore.ScopeUpdate{{
+		Scope: ref, Next: hoststore.FirstVersion, Head: hoststore.Ptr([]byte("h")), Append: [][]byte{[]byte("r")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(t.Context(), b); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	return s
+}
+
+// realmFiles answers the names in dir.
+func realmFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestCloseRemovesNewRealm checks that Close of a realm NewRealm made, once
+// its handle is killed, removes the database file and its companions (here
+// also ones a dying process would leave behind), leaving its directory
+// empty; that a second Close answers nil; and that a later Open answers
+// *hoststore.UnavailableError.
+func (p Package[F, O]) TestCloseRemovesNewRealm(t *testing.T) {
+	dir := t.TempDir()
+	f, err := p.NewRealm(t.Context(), dir)
+	if err != nil {
+		t.Fatalf("NewRealm: %v", err)
+	}
+	s := write(t, f)
+	if _, err := os.Stat(f.Path() + "-wal"); err != nil {
+		t.Fatalf("the write-ahead log of a realm with a handle open: %v", err)
+	}
+	s.(hoststore.Killer).Kill()
+	for _, suffix := range sqlitedb.Companions {
+		if _, err := os.Stat(f.Path() + suffix); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(f.Path()+suffix, []byte("left behind"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if names := realmFiles(t, dir); len(names) != 0 {
+		t.Errorf("after Close the realm's directory holds %q, want nothing", names)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("Close again: %v", err)
+	}
+	var un *hoststore.UnavailableError
+	if s, err := f.Open(t.Context()); !errors.As(err, &un) {
+		t.Errorf("Open after Close = %v, %v; want Unavailable", s, err)
+	}
+	if err := f.LapseFenceLeases(t.Context()); !errors.As(err, &un) {
+		t.Errorf("LapseFenceLeases after Close = %v; want Unavailable", err)
+	}
+	if names := realmFiles(t, dir); len(names) != 0 {
+		t.Errorf("calls after Close left %q in the realm's directory, want nothing", names)
+	}
+}
+
+// TestCloseKillsOpenHandles checks that Close kills a handle still open (a
+// later call on it answers *hoststore.UnavailableError) and removes the
+// realm's files all the same.
+func (p Package[F, O]) TestCloseKillsOpenHandles(t *testing.T) {
+	dir := t.TempDir()
+	f, err := p.NewRealm(t.Context(), dir)
+	if err != nil {
+		t.Fatalf("NewRealm: %v", err)
+	}
+	s := write(t, f)
+	idle, err := f.Open(t.Context())
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	var un *hoststore.UnavailableError
+	for i, h := range []hoststore.HostStore{s, idle} {
+		if head, err := h.LoadHead(t.Context(), ref); !errors.As(err, &un) {
+			t.Errorf("handle %d: LoadHead after the factory's Close = %v, %v; want Unavailable", i, head, err)
+		}
+	}
+	if names := realmFiles(t, dir); len(names) != 0 {
+		t.Errorf("after Close the realm's directory holds %q, want nothing", names)
+	}
+}
+
+// TestCloseKeepsNamedRealm checks that Close of a realm opened by OpenURL
+// removes nothing and answers nil, twice, and that the realm opened again
+// holds what was committed.
+func (p Package[F, O]) TestCloseKeepsNamedRealm(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "named.db")
+	f, err := p.OpenURL(t.Context(), p.Scheme+":"+path)
+	if err != nil {
+		t.Fatalf("OpenURL: %v", err)
+	}
+	s := write(t, f)
+	if err := s.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	closer := f.(io.Closer)
+	for i := range 2 {
+		if err := closer.Close(); err != nil {
+			t.Errorf("Close %d: %v", i+1, err)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the named realm's file after Close: %v", err)
+	}
+	g, err := p.OpenURL(t.Context(), p.Scheme+":"+path)
+	if err != nil {
+		t.Fatalf("OpenURL again: %v", err)
+	}
+	defer func() {
+		if err := g.(io.Closer).Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	s2, err := g.Open(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.(hoststore.Killer).Kill()
+	if head, err := s2.LoadHead(t.Context(), ref); err != nil || head == nil || head.Version != hoststore.FirstVersion {
+		t.Errorf("LoadHead in the named realm after Close = %+v, %v; want version 1", head, err)
+	}
+}
+
+// TestNewRealmFailureLeavesNothing checks that a NewRealm refused for a bad
+// option leaves no file in its directory.
+func (p Package[F, O]) TestNewRealmFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := p.NewRealm(t.Context(), dir, p.WithBusyTimeout(0)); err == nil {
+		t.Fatal("NewRealm with a zero busy timeout succeeded")
+	}
+	if names := realmFiles(t, dir); len(names) != 0 {
+		t.Errorf("a refused NewRealm left %q, want nothing", names)
 	}
 }
