@@ -29,8 +29,14 @@ func (s *suite) collect(r Report) *reports.Run {
 		Start:       start,
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
-		LabelFilter: o.LabelFilter,
+		LabelFilter: r.SuiteConfig.LabelFilter,
 		Obligations: chapter.Obligations,
+
+		WithoutInStoreFaults: o.WithoutInStoreFaults,
+	}
+	sel, err := selection(r.SuiteConfig.LabelFilter)
+	if err != nil {
+		sel = nil // Ginkgo ran with it, so it parses; select nothing rather than guess
 	}
 	for _, reason := range r.SpecialSuiteFailureReasons {
 		if strings.Contains(reason, "Interrupted") {
@@ -50,6 +56,7 @@ func (s *suite) collect(r Report) *reports.Run {
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
 				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store}),
+				NotSelected: !sel[row.ID],
 			})
 		}
 	}
@@ -101,6 +108,7 @@ func rowOf(labels []string) reports.RowID {
 // if specs ran but none could reach what it checks; else not run.
 func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 	var passed, failed, notEx bool
+	inStore := 0
 	for _, sr := range specs {
 		row.Duration += sr.RunTime
 		st := specStatus(sr)
@@ -112,6 +120,8 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 			switch e.Name {
 			case chapter.EntryNotExercised, chapter.EntryNothingExercised:
 				row.NotExercised = append(row.NotExercised, text+": "+e.StringRepresentation())
+			case chapter.EntryInStoreGap:
+				inStore++
 			}
 		}
 		switch st {
@@ -127,6 +137,7 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 			row.Output += reports.Clip(sr.CapturedGinkgoWriterOutput, 4096)
 		}
 	}
+	row.InStoreOnly = inStore > 0 && inStore == len(row.NotExercised)
 	switch {
 	case failed:
 		row.Status = reports.StatusFailed

@@ -154,7 +154,7 @@ func ExampleWithResult() {
 	var t *testing.T // TestConform's t
 	var run *reports.Run
 	harness.Run(t, newRealm, harness.WithResult(&run))
-	if run == nil || run.Verdict() != reports.VerdictCertified {
+	if run == nil || run.Verdict() != reports.VerdictConformant {
 		t.Errorf("mystore is not certified")
 	}
 }
@@ -222,5 +222,5 @@ func ExampleReadReport() {
 	}
 	fmt.Println(run.Store, run.Seed, run.Verdict())
 	// Output:
-	// mystore 42 certified
+	// mystore 42 conformant
 }

@@ -120,6 +120,7 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
 	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row")
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
+	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -157,6 +158,10 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 			return ExitUsage
 		}
 	}
+	if err := checkSelection(filter); err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return ExitUsage
+	}
 	if err := checkReportDir(f.reportDir); err != nil {
 		fmt.Fprintf(stderr, "conform run: --report-dir %q: %v\n", f.reportDir, err)
 		return ExitUsage
@@ -182,6 +187,9 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	}
 	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d%s)\n", Version, f.store, f.seed, note)
 	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(stdout), WithSeed(f.seed)}
+	if *withoutInStore {
+		opts = append(opts, WithoutInStoreFaults())
+	}
 	run, err := RunBinary(newRealm, opts...)
 	if err != nil {
 		// The summary is out; a run whose reports could not be written
@@ -193,10 +201,13 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 		fmt.Fprintln(stderr, "conform run: interrupted; unfinished rows are marked not run in the reports")
 		return ExitNotConformant
 	}
-	if !run.Conformant() {
-		return ExitNotConformant
+	switch v := run.Verdict(); {
+	case v.Passing():
+		return ExitConformant
+	case v == reports.VerdictEmpty:
+		return ExitUsage
 	}
-	return ExitConformant
+	return ExitNotConformant
 }
 
 // rowFilter joins --rows and --label-filter into one label filter,
@@ -218,6 +229,9 @@ func rowFilter(rows, labels string) (string, error) {
 			return "", fmt.Errorf("--rows: unknown row %q (see 'conform list')", r)
 		}
 		parts = append(parts, "row:"+r)
+	}
+	if rows != "" && len(parts) == 0 {
+		return "", fmt.Errorf("--rows %q names no row (see 'conform list')", rows)
 	}
 	filter := strings.Join(parts, " || ")
 	if labels != "" {

@@ -51,6 +51,9 @@ type Options struct {
 	// judges the other order, and (×10, at most a third of RowTimeout) how
 	// long the independence rows wait before they call a stall; 0 means 2 s.
 	Settle time.Duration
+	// WithoutInStoreFaults declares that the store calls no in-store site
+	// (see the option of the same name).
+	WithoutInStoreFaults bool
 	// Result, when set, receives the run's report model after the run.
 	Result **reports.Run
 }
@@ -95,6 +98,13 @@ func WithRepro(r Repro) Option {
 		}
 	}
 }
+
+// WithoutInStoreFaults declares that the store calls no in-store site
+// (package instore). Without it, the parts of rows that need those sites
+// are not exercised and the run is not conformant; with it, the run can be
+// "conformant without in-store faults", and every report says so and lists
+// what was not exercised.
+func WithoutInStoreFaults() Option { return func(o *Options) { o.WithoutInStoreFaults = true } }
 
 // WithSettle sets Options.Settle.
 func WithSettle(d time.Duration) Option { return func(o *Options) { o.Settle = d } }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -79,16 +80,22 @@ func (s *suite) register(newRealm NewRealm) {
 		if o.Result != nil {
 			*o.Result = run
 		}
+		var werr error
 		if o.ReportDir != "-" {
-			if err := reports.WriteAll(o.ReportDir, run); err != nil {
+			if werr = reports.WriteAll(o.ReportDir, run); werr != nil {
 				s.mu.Lock()
-				s.err = err
+				s.err = werr
 				s.mu.Unlock()
-				Fail("conform: writing the reports: " + err.Error())
 			}
 		}
 		if o.Progress != nil {
-			summary(o.Progress, run, o.ReportDir)
+			summary(o.Progress, run, o.ReportDir, werr)
+		}
+		if werr != nil {
+			Fail("conform: writing the reports: " + werr.Error())
+		}
+		if v := run.Verdict(); !v.Passing() && v != reports.VerdictInterrupted {
+			Fail("conform: " + v.Label() + ":\n  " + strings.Join(run.Reasons(), "\n  "))
 		}
 	})
 }
@@ -116,8 +123,9 @@ func (s *suite) disarm() {
 }
 
 // Run runs every chapter over newRealm from a plain `go test` and writes
-// the reports. t fails when a row fails; to judge the run further (Verdict,
-// Certified), pass WithResult. Call it once per test binary: Ginkgo runs
+// the reports. t fails unless the verdict passes (reports.Verdict): a row
+// failed, left something not exercised or did not run, or the selection
+// held no row. WithResult gives the run's report model. Call it once per test binary: Ginkgo runs
 // one suite per process. The CONFORM_* environment ranks above opts, and
 // t logs the effective settings first.
 func Run(t *testing.T, newRealm NewRealm, opts ...Option) {
@@ -131,6 +139,9 @@ func Run(t *testing.T, newRealm NewRealm, opts ...Option) {
 	s.register(newRealm)
 	sc, rc := GinkgoConfiguration()
 	sc.LabelFilter = joinFilters(sc.LabelFilter, o.LabelFilter)
+	if err := checkSelection(sc.LabelFilter); err != nil {
+		t.Fatalf("conform: %v", err)
+	}
 	t.Log(st.header())
 	RunSpecs(t, "conform", sc, rc)
 }
@@ -161,7 +172,7 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 	sc.LabelFilter = o.LabelFilter
 	sc.Timeout = 24 * time.Hour
 	rc.NoColor = true
-	if err := ValidateLabelFilter(sc.LabelFilter); err != nil {
+	if err := checkSelection(sc.LabelFilter); err != nil {
 		return nil, err
 	}
 	RunSpecs(&failRecorder{}, "conform", sc, rc)
@@ -185,10 +196,58 @@ func joinFilters(a, b string) string {
 
 // ValidateLabelFilter checks a label filter expression without running.
 func ValidateLabelFilter(f string) error {
-	if _, err := types.ParseLabelFilter(f); err != nil {
-		return fmt.Errorf("label filter %q: %s", f, plain(err.Error()))
+	_, err := selection(f)
+	return err
+}
+
+// selection returns the rows label filter f selects.
+func selection(f string) (map[reports.RowID]bool, error) {
+	if f == "" {
+		return chapter.Selected(chapters(), nil), nil
+	}
+	match, err := types.ParseLabelFilter(f)
+	if err != nil {
+		return nil, fmt.Errorf("label filter %q: %s", f, plain(err.Error()))
+	}
+	return chapter.Selected(chapters(), match), nil
+}
+
+// checkSelection refuses a label filter that is malformed or selects no
+// row: an empty run shows nothing, so it is bad input, not a pass.
+func checkSelection(f string) error {
+	sel, err := selection(f)
+	if err != nil {
+		return err
+	}
+	if len(sel) == 0 {
+		return fmt.Errorf("label filter %q selects no row; labels that exist: %s", f, strings.Join(knownLabels(), ", "))
 	}
 	return nil
+}
+
+// knownLabels lists the labels a filter can name: chapters, rows and
+// obligations.
+func knownLabels() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(l string) {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	for _, c := range chapters() {
+		add("chapter:" + string(c.ID))
+	}
+	for _, c := range chapters() {
+		for _, r := range c.Rows() {
+			add("row:" + string(r.ID))
+		}
+	}
+	for _, o := range chapter.Obligations {
+		add(string(o.ID))
+	}
+	return out
 }
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
@@ -212,29 +271,34 @@ func progressLine(w io.Writer, r SpecReport) {
 	if len(texts) > 0 {
 		row = texts[len(texts)-1]
 	}
-	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, row, shorten(r.LeafNodeText, 120), r.RunTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, textsafe.Line(row), textsafe.Line(shorten(r.LeafNodeText, 120)), r.RunTime.Round(time.Millisecond))
 	if st == reports.StatusFailed {
 		msg := r.Failure.Message
 		if i := strings.Index(msg, "\n"); i > 0 {
 			msg = msg[:i]
 		}
-		fmt.Fprintf(w, "      %s\n", reports.Clip(msg, 300))
+		fmt.Fprintf(w, "      %s\n", textsafe.Line(reports.Clip(msg, 300)))
 	}
 }
 
-func summary(w io.Writer, run *reports.Run, dir string) {
+// summary prints the verdict, the counts and why, then where the reports
+// went (or why they did not).
+func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 	c := run.Counts()
-	verdict := "CONFORMANT"
-	switch {
-	case run.Interrupted:
-		verdict = "INTERRUPTED (no verdict)"
-	case !run.Conformant():
-		verdict = "NOT CONFORMANT"
-	}
+	v := run.Verdict()
 	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run (%s, seed %d)\n",
-		verdict, c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], run.Duration.Round(time.Millisecond), run.Seed)
-	if dir != "-" {
-		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(dir, "/"), strings.Join(reports.Files, ","))
+		strings.ToUpper(v.Label()), c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], run.Duration.Round(time.Millisecond), run.Seed)
+	if !run.Interrupted {
+		for _, why := range run.Reasons() {
+			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))
+		}
+	}
+	switch {
+	case dir == "-":
+	case werr != nil:
+		fmt.Fprintf(w, "reports NOT written: %s\n", textsafe.Line(werr.Error()))
+	default:
+		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(textsafe.Line(dir), "/"), strings.Join(reports.Files, ","))
 	}
 }
 

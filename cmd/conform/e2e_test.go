@@ -497,3 +497,97 @@ func TestLargestSeedEndToEnd(t *testing.T) {
 		t.Fatalf("report.json seed = %v (%v)", run, err)
 	}
 }
+
+// TestStoreWithoutSitesIsNotCertified: a correct store that calls no
+// in-store site is not conformant by default; declared, it is conformant
+// without in-store faults, and every output says so.
+func TestStoreWithoutSitesIsNotCertified(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, "run", "--store", "canary:no-sites", "--report-dir", dir)
+	if r.code != 1 {
+		t.Fatalf("undeclared: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "NOT CONFORMANT") || !strings.Contains(r.stdout, "never reached an in-store site") {
+		t.Errorf("undeclared: the summary does not say why:\n%s", r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Verdict() != reports.VerdictNotConformant || run.Counts()[reports.StatusFailed] != 0 {
+		t.Errorf("undeclared: verdict %s with counts %v, want not conformant with no row failed", run.Verdict(), run.Counts())
+	}
+	checkVerdictEverywhere(t, dir, "not-conformant", "not conformant")
+
+	r = conform(t, "run", "--store", "canary:no-sites", "--without-instore-faults", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("declared: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "CONFORMANT WITHOUT IN-STORE FAULTS") {
+		t.Errorf("declared: the summary lacks the verdict:\n%s", r.stdout)
+	}
+	run, err = harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.WithoutInStoreFaults || run.Verdict() != reports.VerdictConformantWithoutInStore {
+		t.Errorf("declared: report.json verdict %s, declared %v", run.Verdict(), run.WithoutInStoreFaults)
+	}
+	checkVerdictEverywhere(t, dir, "conformant-without-instore-faults", "conformant without in-store faults")
+
+	// The declaration changes nothing for a store that does reach the sites.
+	r = conform(t, "run", "--without-instore-faults", "--report-dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "\nCONFORMANT:") {
+		t.Errorf("reference, declared: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// checkVerdictEverywhere checks that report.json, report.md, report.html
+// and junit.xml carry the same verdict.
+func checkVerdictEverywhere(t *testing.T, dir, id, label string) {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if s := read("report.json"); !strings.Contains(s, `"verdict": "`+id+`"`) {
+		t.Errorf("report.json lacks verdict %s", id)
+	}
+	if s := read("report.md"); !strings.Contains(strings.SplitN(s, "\n", 2)[0], ": "+label) {
+		t.Errorf("report.md heads %q, want %q", strings.SplitN(s, "\n", 2)[0], label)
+	}
+	if s := read("report.html"); !strings.Contains(s, " "+label+"</span>") {
+		t.Errorf("report.html does not head with %q", label)
+	}
+	if s := read("junit.xml"); !strings.Contains(s, `name="verdict" value="`+id+`"`) {
+		t.Errorf("junit.xml lacks verdict %s", id)
+	}
+}
+
+func TestEmptySelectionExitsTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--label-filter", "row:kil"},
+		{"run", "--rows", ",,,"},
+		{"run", "--rows", "kill", "--label-filter", "chapter:long-run"},
+	} {
+		cwd := t.TempDir()
+		r := conformIn(t, cwd, args...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s\n%s", args, r.code, r.stdout, r.stderr)
+			continue
+		}
+		if !strings.Contains(r.stderr, "no row") {
+			t.Errorf("%v: stderr does not say the selection is empty:\n%s", args, r.stderr)
+		}
+		if es, _ := os.ReadDir(cwd); len(es) > 0 {
+			t.Errorf("%v: a refused run left %v", args, es)
+		}
+	}
+	r := conform(t, "run", "--label-filter", "row:kil")
+	if !strings.Contains(r.stderr, "row:kill") || !strings.Contains(r.stderr, "ob:5") {
+		t.Errorf("the refusal does not list the labels that exist:\n%s", r.stderr)
+	}
+}

@@ -19,7 +19,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 	r.landed[id] = true
 	r.applyUpdateLocked(ups[0], id)
 	r.mu.Unlock()
-	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {
+	if err := s.at(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -31,7 +31,7 @@ func (s *Store) commitTorn(ctx context.Context, b *hoststore.CommitBatch) error 
 		r.applyUpdateLocked(u, id)
 	}
 	r.mu.Unlock()
-	return instore.At(ctx, instore.CommitAfterPoint, id)
+	return s.at(ctx, instore.CommitAfterPoint, id)
 }
 
 // commitDirty is DirtyRead's commit: it checks the batch and applies it
@@ -60,7 +60,7 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 		r.applyUpdateLocked(u, id)
 	}
 	r.mu.Unlock()
-	err := instore.At(ctx, instore.CommitBeforePoint, id)
+	err := s.at(ctx, instore.CommitBeforePoint, id)
 	r.mu.Lock()
 	switch {
 	case err != nil:
@@ -82,7 +82,7 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 	}
 	r.landed[id] = true
 	r.mu.Unlock()
-	return instore.At(ctx, instore.CommitAfterPoint, id)
+	return s.at(ctx, instore.CommitAfterPoint, id)
 }
 
 // openLocked starts one of the buggy commits: it takes the realm mutex and

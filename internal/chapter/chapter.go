@@ -27,9 +27,10 @@ type Row struct {
 // Specs is what a row's Specs function gets: the Env of the run (valid
 // once the specs run) and the decorators every spec carries.
 type Specs struct {
-	row  *Row
-	env  func() *Env
-	spec []any
+	row    *Row
+	env    func() *Env
+	spec   []any
+	record *[][]string // set: It records the spec's labels and registers nothing
 }
 
 // It registers one spec of the row, with the row's time bound and the
@@ -38,6 +39,10 @@ func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ct
 	labels := make(Labels, 0, len(obligations))
 	for _, o := range obligations {
 		labels = append(labels, string(o))
+	}
+	if s.record != nil {
+		*s.record = append(*s.record, labels)
+		return
 	}
 	args := append([]any{labels}, s.spec...)
 	id := s.row.ID
@@ -136,6 +141,36 @@ func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) b
 		}
 	})...)
 	return true
+}
+
+// SpecLabels returns the labels each spec of row carries in chapter ch, as
+// Ginkgo sees them (the chapter's, the row's and the spec's own), without
+// registering anything.
+func SpecLabels(ch reports.ChapterID, row *Row) [][]string {
+	var own [][]string
+	row.Specs(&Specs{row: row, record: &own})
+	out := make([][]string, len(own))
+	for i, l := range own {
+		out[i] = append([]string{"chapter:" + string(ch), "row:" + string(row.ID)}, l...)
+	}
+	return out
+}
+
+// Selected returns the rows of chapters that match selects: those with at
+// least one spec whose labels it matches. A nil match selects every row.
+func Selected(chapters []Chapter, match func(labels []string) bool) map[reports.RowID]bool {
+	sel := map[reports.RowID]bool{}
+	for _, c := range chapters {
+		for _, row := range c.Rows() {
+			for _, labels := range SpecLabels(c.ID, row) {
+				if match == nil || match(labels) {
+					sel[row.ID] = true
+					break
+				}
+			}
+		}
+	}
+	return sel
 }
 
 // DependsOnText returns a row's DependsOn in words, as `conform list -v`

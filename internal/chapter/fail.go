@@ -20,6 +20,10 @@ const (
 	EntryNotExercised = "conform/not-exercised"
 	// EntryNothingExercised marks a spec that could reach none of what it checks.
 	EntryNothingExercised = "conform/nothing-exercised"
+	// EntryInStoreGap marks a part not exercised (EntryNotExercised or
+	// EntryNothingExercised, with the same text) because the store never
+	// reached an in-store site. A store's author may declare that gap.
+	EntryInStoreGap = "conform/instore-gap"
 	// EntryNotRun marks a spec that did not run because the realm could not serve it.
 	EntryNotRun = "conform/not-run"
 )
@@ -111,6 +115,21 @@ func writeBlock(w io.Writer, name, text string) {
 func (e *Env) NotExercised(part, why string) {
 	e.Tracef("not exercised: %s (%s)", part, why)
 	AddReportEntry(EntryNotExercised, part+": "+why, ReportEntryVisibilityNever)
+}
+
+// NotExercisedInStore is NotExercised for a part that needs an in-store
+// site the store never reached.
+func (e *Env) NotExercisedInStore(part, why string) {
+	AddReportEntry(EntryInStoreGap, part+": "+why, ReportEntryVisibilityNever)
+	e.NotExercised(part, why)
+}
+
+// NothingExercisedInStore is NothingExercised for a spec that needs an
+// in-store site the store never reached.
+func (e *Env) NothingExercisedInStore(why string) {
+	GinkgoHelper()
+	AddReportEntry(EntryInStoreGap, why, ReportEntryVisibilityNever)
+	e.NothingExercised(why)
 }
 
 // NothingExercised ends the running spec as not exercised: it could reach

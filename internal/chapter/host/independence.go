@@ -39,7 +39,7 @@ func rowIndependence() *chapter.Row {
 		})
 		it(re, fmt.Sprintf("finishes those commits while one commit is held in flight inside the store"), []reports.ObligationID{chapter.ObIndependence}, func(ctx context.Context, e *env) {
 			if !e.ProbeInStore(ctx, instore.CommitLocked) {
-				e.NothingExercised("the store does not call the in-store failpoint commit-locked, so no commit can be held in flight")
+				e.NothingExercisedInStore("the store does not call the in-store failpoint commit-locked, so no commit can be held in flight")
 			}
 			w := e.Writer(ctx)
 			held := e.Scope(hoststore.KindSession, "held")
@@ -171,7 +171,7 @@ func rowStalledCommit() *chapter.Row {
 			site := site
 			it(re, fmt.Sprintf("lets another scope commit, and the fence renew, while a commit is held at %s", site), []reports.ObligationID{chapter.ObIndependence}, func(ctx context.Context, e *env) {
 				if !e.ProbeInStore(ctx, site) {
-					e.NothingExercised(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
+					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
 				}
 				w := e.Writer(ctx)
 				a := e.Scope(hoststore.KindSession, "stalled/"+string(site))

@@ -44,7 +44,7 @@ func rowKill() *chapter.Row {
 			site := site
 			it(re, fmt.Sprintf("with the commit held inside the store at %s, then dropped: the next writer sees it in both scopes or neither", site), obs, func(ctx context.Context, e *env) {
 				if !e.ProbeInStore(ctx, site) {
-					e.NothingExercised(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
+					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
 				}
 				w, b := e.killSetup(ctx, "held-"+string(site))
 				h, res := e.holdCommit(ctx, w, b, site)
@@ -68,7 +68,7 @@ func rowKill() *chapter.Row {
 			})
 			it(re, fmt.Sprintf("with a crash inside the store at %s: the next writer sees it in both scopes or neither", site), obs, func(ctx context.Context, e *env) {
 				if !e.ProbeInStore(ctx, site) {
-					e.NothingExercised(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can crash there", site))
+					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can crash there", site))
 				}
 				w, b := e.killSetup(ctx, "crash-"+string(site))
 				h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))

@@ -56,7 +56,7 @@ func rowRetry() *chapter.Row {
 				h = faults.HoldAt(instore.CommitLocked, chapter.MatchID(b.CommitID()))
 				defer h.Disarm()
 			} else {
-				e.NotExercised("holding the first send inside the store while the second arrives", "the store does not call the in-store failpoint commit-locked; both sends race instead")
+				e.NotExercisedInStore("holding the first send inside the store while the second arrives", "the store does not call the in-store failpoint commit-locked; both sends race instead")
 			}
 			first := goCommit(ctx, w, b)
 			if h != nil {

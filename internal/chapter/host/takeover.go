@@ -24,7 +24,7 @@ func rowTakeover() *chapter.Row {
 			site := site
 			it(re, fmt.Sprintf("shows the old writer's commit held at %s wholly or never, the same to every load, also after it is released", site), r.Obligations, func(ctx context.Context, e *env) {
 				if !e.ProbeInStore(ctx, site) {
-					e.NothingExercised(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held in flight there", site))
+					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held in flight there", site))
 				}
 				e.takeoverAt(ctx, site)
 			})

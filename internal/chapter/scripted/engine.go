@@ -149,7 +149,7 @@ func (s *Spec) run(d Driver) error {
 func Play(ctx context.Context, e *chapter.Env, f Fault, tag string, unsafe writer.Unsafe, newWork func(l *Lab) (Work, Pos)) {
 	GinkgoHelper()
 	if f.Site != "" && !e.ProbeInStore(ctx, f.Site) {
-		e.NothingExercised(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", f.Site))
+		e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", f.Site))
 	}
 	began := time.Now()
 	l := newLab(ctx, e, fmt.Sprintf("%s/%s", e.RowID(), tag), unsafe)
