@@ -66,7 +66,7 @@ type server struct {
 func serve(r io.Reader, w io.Writer) error {
 	s := &server{out: w}
 	defer s.reapChildren()
-	if _, err := fmt.Fprintf(w, "ready %d\n", os.Getpid()); err != nil {
+	if _, err := fmt.Fprintf(w, "ready %d %s\n", os.Getpid(), ProtocolVersion); err != nil {
 		return err
 	}
 	sc := bufio.NewScanner(r)
@@ -206,7 +206,11 @@ func (s *server) spawnLinger() string {
 	if err != nil {
 		return "error child: " + err.Error()
 	}
-	return "spawned " + strings.TrimPrefix(strings.TrimSpace(line), "ready ")
+	pid, err := parseReady(strings.TrimSpace(line))
+	if err != nil {
+		return "error child: " + err.Error()
+	}
+	return "spawned " + strconv.Itoa(pid)
 }
 
 // reapChildren waits for spawned children; they end when the chapter
