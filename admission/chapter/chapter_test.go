@@ -15,8 +15,31 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// envChild, set, makes TestChapter a child of TestCanaries: it names the
+// implementation the child certifies, a canary of chapter.Canaries or
+// "correct", and the child drives it through an explicit Config.Command.
+const envChild = "CONFORM_ADMISSION_CANARY_CHILD"
+
 func TestChapter(t *testing.T) {
 	RegisterFailHandler(Fail)
-	chapter.Register(chapter.Config{})
+	impl, child := os.LookupEnv(envChild)
+	cfg := chapter.Config{Repro: func(row string) string {
+		env := ""
+		if child {
+			env = envChild + "=" + impl + " "
+		}
+		return env + "go test ./admission/chapter -run '^TestChapter$' -args -ginkgo.label-filter='" + chapter.RowLabelPrefix + row + "'"
+	}}
+	if child {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Command = []string{exe}
+		if impl != "correct" {
+			cfg.Env = []string{chapter.FencesBugEnv + "=" + impl}
+		}
+	}
+	chapter.Register(cfg)
 	RunSpecs(t, "Realm admission fences chapter")
 }

@@ -58,13 +58,18 @@ func ServeHelperIfRequested() {
 // server is one helper's state: its install and what it holds.
 type server struct {
 	out      io.Writer
+	bug      string
+	umask    int
 	in       admission.Install
 	held     []interface{ Release() error }
 	children []*exec.Cmd
 }
 
 func serve(r io.Reader, w io.Writer) error {
-	s := &server{out: w}
+	s := &server{out: w, bug: os.Getenv(FencesBugEnv)}
+	if err := s.startCanary(); err != nil {
+		return err
+	}
 	defer s.reapChildren()
 	if _, err := fmt.Fprintf(w, "ready %d %s\n", os.Getpid(), ProtocolVersion); err != nil {
 		return err
@@ -93,22 +98,19 @@ func (s *server) do(args []string) string {
 		if err != nil {
 			return "error " + err.Error()
 		}
-		unix.Umask(int(mask))
+		s.umask = int(mask)
+		unix.Umask(s.umask)
 		return "ok"
 	case cmd == "guard-try" && n == 2:
-		return s.guard(s.in.TryAcquireGuard(docFence(args[1])))
+		return s.take(true, false, 0, docFence(args[1]))
 	case cmd == "hold-try" && n == 2:
-		return s.hold(s.in.TryAcquireHold(docFence(args[1])))
+		return s.take(false, false, 0, docFence(args[1]))
 	case (cmd == "guard" || cmd == "hold") && n == 3:
 		ms, err := strconv.Atoi(args[1])
 		if err != nil {
 			return "error " + err.Error()
 		}
-		bound := time.Duration(ms) * time.Millisecond
-		if cmd == "guard" {
-			return s.guard(s.in.AcquireGuard(bound, docFence(args[2])))
-		}
-		return s.hold(s.in.AcquireHold(bound, docFence(args[2])))
+		return s.take(cmd == "guard", true, time.Duration(ms)*time.Millisecond, docFence(args[2]))
 	case cmd == "set" && n == 3:
 		c, ok := orderCases[args[1]]
 		if !ok {
@@ -144,6 +146,23 @@ func (s *server) do(args []string) string {
 		return "ok"
 	}
 	return "error unknown command " + strings.Join(args, " ")
+}
+
+// take serves a guard or a hold of one document fence, tried or bounded
+// by bound; a canary's bug may change how.
+func (s *server) take(guard, wait bool, bound time.Duration, f admission.Fence) string {
+	if line, ok := s.canaryTake(guard, wait, bound, f); ok {
+		return line
+	}
+	switch {
+	case guard && wait:
+		return s.guard(s.in.AcquireGuard(bound, f))
+	case guard:
+		return s.guard(s.in.TryAcquireGuard(f))
+	case wait:
+		return s.hold(s.in.AcquireHold(bound, f))
+	}
+	return s.hold(s.in.TryAcquireHold(f))
 }
 
 func (s *server) guard(g *admission.Guard, err error) string {

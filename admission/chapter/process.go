@@ -81,6 +81,7 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	r.setup(p.cmd.Start(), "start helper %s (%s)", name, strings.Join(argv, " "))
 	go p.read(stdout)
 	DeferCleanup(p.kill)
+	r.note("%s: start %s", name, strings.Join(argv, " "))
 	line, ok := p.next()
 	if !ok {
 		Fail(fmt.Sprintf("[helper] helper %s gave no ready line: %s", name, line))
@@ -90,7 +91,6 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 		Fail(fmt.Sprintf("[helper] helper %s: %v", name, err))
 	}
 	p.pid = pid
-	r.note("%s: started, pid %d (%s)", name, pid, line)
 	return p
 }
 
