@@ -24,53 +24,76 @@ type rowResult struct {
 	notExercised []string
 }
 
-// canaryFailures maps each canary to the rows it must fail, each with the
-// obligation its first failure must name. Every other row must pass.
-var canaryFailures = map[string]map[string]string{
-	chapter.BugSharedGuard: {
+// childCase is one child run of the chapter: the implementation it
+// certifies, the commands its helpers answer "unsupported", the rows that
+// must fail, each with the obligation its first failure must name, and
+// the rows that must be reported not exercised. Every other row must pass.
+type childCase struct {
+	name         string
+	impl         string // a canary of chapter.Canaries, or "correct"
+	unsupported  string // chapter.UnsupportedEnv
+	fail         map[string]string
+	notExercised []string
+}
+
+var childCases = []childCase{
+	{name: "correct", impl: "correct"},
+	{name: chapter.BugSharedGuard, impl: chapter.BugSharedGuard, fail: map[string]string{
 		"exclusive-shared":    chapter.ObExclusion,
 		"shared-shared":       chapter.ObExclusion,
 		"exclusive-exclusive": chapter.ObExclusion,
-		"group":               chapter.ObPermissions,
 		"try":                 chapter.ObBound,
 		"bound":               chapter.ObBound,
 		"sigkill":             chapter.ObExclusion,
 		"cloexec":             chapter.ObExclusion,
-		"denied":              chapter.ObExclusion,
-		"flock-shared":        chapter.ObFlock,
-		"flock-excluded":      chapter.ObFlock,
-	},
-	chapter.BugUmaskMode: {
+		// The bug's hold skips the fence its guard could not create.
+		"group":          chapter.ObPermissions,
+		"denied":         chapter.ObExclusion,
+		"flock-shared":   chapter.ObFlock,
+		"flock-excluded": chapter.ObFlock,
+	}},
+	{name: chapter.BugUmaskMode, impl: chapter.BugUmaskMode, fail: map[string]string{
 		"mode": chapter.ObPermissions,
-	},
-	chapter.BugFollowSymlink: {
+	}},
+	{name: chapter.BugFollowSymlink, impl: chapter.BugFollowSymlink, fail: map[string]string{
 		"file-kinds": chapter.ObFiles,
-	},
+	}},
+	{name: "unsupported", impl: "correct", unsupported: "set,spawn-linger,bind,umask",
+		notExercised: []string{"order-taken", "order-refused", "cloexec", "filesystem", "mode"}},
 }
 
 // TestCanaries runs the whole chapter in a child process against each
-// canary of the built-in helper and against the correct helper, and checks
-// that exactly the expected rows fail, each naming the expected
-// obligation, and that the correct helper passes every row.
+// canary of the built-in helper, against the correct helper, and against
+// the correct helper lacking some commands, and checks that exactly the
+// expected rows fail, each naming the expected obligation, that exactly
+// the expected rows are not exercised, and that every other row passes.
 func TestCanaries(t *testing.T) {
 	if _, ok := os.LookupEnv(envChild); ok {
 		t.Skip("a child of TestCanaries runs TestChapter only")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the canaries' expected rows need every row exercised, which needs root (CI runs as root)")
+		t.Skip("the expected rows need every row exercised, which needs root (CI runs as root)")
 	}
-	impls := append([]string{"correct"}, chapter.Canaries()...)
-	for _, impl := range impls {
-		t.Run(impl, func(t *testing.T) {
-			got := runChild(t, impl)
-			want := canaryFailures[impl]
+	var canaries []string
+	for _, c := range childCases {
+		if c.impl != "correct" {
+			canaries = append(canaries, c.impl)
+		}
+	}
+	if !slices.Equal(canaries, chapter.Canaries()) {
+		t.Errorf("the cases cover the canaries %v, the chapter has %v", canaries, chapter.Canaries())
+	}
+	for _, c := range childCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := runChild(t, c)
 			for _, row := range chapter.Rows() {
 				res, ok := got[row.ID]
 				if !ok {
 					t.Errorf("row %s: not in the child's report", row.ID)
 					continue
 				}
-				ob, mustFail := want[row.ID]
+				ob, mustFail := c.fail[row.ID]
+				skipped := slices.Contains(c.notExercised, row.ID)
 				switch {
 				case mustFail && res.state != types.SpecStateFailed:
 					t.Errorf("row %s: %v, want failed for %s", row.ID, res.state, ob)
@@ -78,11 +101,15 @@ func TestCanaries(t *testing.T) {
 					t.Errorf("row %s failed naming %v, want %s first", row.ID, res.obligations, ob)
 				case mustFail && !slices.Contains(row.Obligations, ob):
 					t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
-				case !mustFail && res.state != types.SpecStatePassed:
+				case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
+					t.Errorf("row %s: %v, not exercised %v; want skipped with one not-exercised entry", row.ID, res.state, res.notExercised)
+				case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
+					t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
+				case !mustFail && !skipped && res.state != types.SpecStatePassed:
 					t.Errorf("row %s: %v (failures %v, not exercised %v), want passed", row.ID, res.state, res.obligations, res.notExercised)
 				}
 			}
-			for id := range want {
+			for id := range c.fail {
 				if !slices.ContainsFunc(chapter.Rows(), func(r chapter.RowSpec) bool { return r.ID == id }) {
 					t.Errorf("expected row %s is not a row of the chapter", id)
 				}
@@ -93,20 +120,19 @@ func TestCanaries(t *testing.T) {
 
 // runChild runs TestChapter in a child process against impl and returns
 // its rows' results by row ID.
-func runChild(t *testing.T, impl string) map[string]rowResult {
+func runChild(t *testing.T, c childCase) map[string]rowResult {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChapter$", "-test.count=1",
 		"-ginkgo.json-report="+report, "-ginkgo.no-color")
-	cmd.Env = append(os.Environ(), envChild+"="+impl)
+	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported)
 	out, err := cmd.CombinedOutput()
-	failing := len(canaryFailures[impl]) > 0
-	if (err != nil) != failing {
-		t.Fatalf("the child for %s ended with %v; output:\n%s", impl, err, out)
+	if failing := len(c.fail) > 0; (err != nil) != failing {
+		t.Fatalf("the child for %s ended with %v; output:\n%s", c.name, err, out)
 	}
 	data, err := os.ReadFile(report)
 	if err != nil {
-		t.Fatalf("the child for %s wrote no report (%v); output:\n%s", impl, err, out)
+		t.Fatalf("the child for %s wrote no report (%v); output:\n%s", c.name, err, out)
 	}
 	var reports []types.Report
 	if err := json.Unmarshal(data, &reports); err != nil {
@@ -159,6 +185,6 @@ func runChild(t *testing.T, impl string) map[string]rowResult {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	t.Logf("%s: rows %v", impl, ids)
+	t.Logf("%s: rows %v", c.name, ids)
 	return results
 }

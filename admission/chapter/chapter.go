@@ -67,6 +67,11 @@ const HelperEnv = "CONFORM_ADMISSION_HELPER"
 // package admission as it is.
 const FencesBugEnv = "CONFORM_FENCES_BUG"
 
+// UnsupportedEnv lists commands, separated by commas, that the built-in
+// helper answers "unsupported", as a helper that does not offer them would.
+// Empty: it offers every command.
+const UnsupportedEnv = "CONFORM_ADMISSION_UNSUPPORTED"
+
 // Report entry names through which rows tell a harness what Ginkgo's own
 // report cannot carry.
 const (

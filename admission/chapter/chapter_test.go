@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 // "correct", and the child drives it through an explicit Config.Command.
 const envChild = "CONFORM_ADMISSION_CANARY_CHILD"
 
+// envChildUnsupported, set in such a child, is handed to its helpers as
+// chapter.UnsupportedEnv.
+const envChildUnsupported = "CONFORM_ADMISSION_CANARY_UNSUPPORTED"
+
 func TestChapter(t *testing.T) {
 	RegisterFailHandler(Fail)
 	impl, child := os.LookupEnv(envChild)
@@ -37,7 +41,10 @@ func TestChapter(t *testing.T) {
 		}
 		cfg.Command = []string{exe}
 		if impl != "correct" {
-			cfg.Env = []string{chapter.FencesBugEnv + "=" + impl}
+			cfg.Env = append(cfg.Env, chapter.FencesBugEnv+"="+impl)
+		}
+		if cmds := os.Getenv(envChildUnsupported); cmds != "" {
+			cfg.Env = append(cfg.Env, chapter.UnsupportedEnv+"="+cmds)
 		}
 	}
 	chapter.Register(cfg)

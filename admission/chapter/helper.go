@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,10 +28,13 @@ const lingerFd = 3
 // ServeHelperIfRequested serves as the chapter's helper and exits when
 // HelperEnv is set to 1, and returns at once otherwise. Call it first thing
 // in the TestMain (or main) of the executable the chapter starts as its
-// helper (Config.Executable).
+// helper (the default Config.Command).
 //
-// The helper reads one command a line on stdin and answers one line on
-// stdout ("waiting" may come first for a bounded take):
+// The helper speaks protocol v1 of docs/admission-helper-protocol.md over
+// stdin and stdout, and takes its fences with package admission. It starts
+// by printing "ready PID v1", reads one command a line and writes one
+// answer a line ("waiting" may come first for a bounded take), and exits at
+// the end of its input:
 //
 //	install standalone|composed   -> ok
 //	umask OCTAL                   -> ok
@@ -42,8 +46,9 @@ const lingerFd = 3
 //	spawn-linger                  -> spawned PID (a helper child on fd 3)
 //	bind SRC DST                  -> ok (a bind mount in its namespace)
 //
-// DIR's fence is the one beside a document of DIR. It starts by printing
-// "ready PID" and exits at the end of its input.
+// DIR's fence is the one beside a document of DIR. FencesBugEnv turns the
+// helper into one of the canaries, and UnsupportedEnv makes it answer
+// "unsupported" to the commands it lists.
 func ServeHelperIfRequested() {
 	if os.Getenv(HelperEnv) != "1" {
 		return
@@ -86,6 +91,9 @@ func serve(r io.Reader, w io.Writer) error {
 func (s *server) do(args []string) string {
 	if len(args) == 0 {
 		return "error empty command"
+	}
+	if slices.Contains(strings.Split(os.Getenv(UnsupportedEnv), ","), args[0]) {
+		return "unsupported " + args[0] + " is listed in " + UnsupportedEnv
 	}
 	// A failed write here fails the command's own answer just after.
 	s.in.Waiting = func(admission.Fence) { _, _ = fmt.Fprintln(s.out, "waiting") }
