@@ -32,6 +32,7 @@ type childCase struct {
 	name         string
 	impl         string // a canary of chapter.Canaries, or "correct"
 	unsupported  string // chapter.UnsupportedEnv
+	command      string // the helper's command, words separated by spaces; "": the test executable
 	fail         map[string]string
 	notExercised []string
 }
@@ -84,48 +85,88 @@ func TestCanaries(t *testing.T) {
 		t.Errorf("the cases cover the canaries %v, the chapter has %v", canaries, chapter.Canaries())
 	}
 	for _, c := range childCases {
-		t.Run(c.name, func(t *testing.T) {
-			got := runChild(t, c)
-			for _, row := range chapter.Rows() {
-				res, ok := got[row.ID]
-				if !ok {
-					t.Errorf("row %s: not in the child's report", row.ID)
-					continue
-				}
-				ob, mustFail := c.fail[row.ID]
-				skipped := slices.Contains(c.notExercised, row.ID)
-				switch {
-				case mustFail && res.state != types.SpecStateFailed:
-					t.Errorf("row %s: %v, want failed for %s", row.ID, res.state, ob)
-				case mustFail && (len(res.obligations) == 0 || res.obligations[0] != ob):
-					t.Errorf("row %s failed naming %v, want %s first", row.ID, res.obligations, ob)
-				case mustFail && !slices.Contains(row.Obligations, ob):
-					t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
-				case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
-					t.Errorf("row %s: %v, not exercised %v; want skipped with one not-exercised entry", row.ID, res.state, res.notExercised)
-				case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
-					t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
-				case !mustFail && !skipped && res.state != types.SpecStatePassed:
-					t.Errorf("row %s: %v (failures %v, not exercised %v), want passed", row.ID, res.state, res.obligations, res.notExercised)
-				}
-			}
-			for id := range c.fail {
-				if !slices.ContainsFunc(chapter.Rows(), func(r chapter.RowSpec) bool { return r.ID == id }) {
-					t.Errorf("expected row %s is not a row of the chapter", id)
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkChild(t, c) })
 	}
 }
 
-// runChild runs TestChapter in a child process against impl and returns
+// TestPythonHelper runs the chapter against testdata/helper.py, a helper
+// written in Python from the protocol document alone, and checks that it
+// passes every row.
+func TestPythonHelper(t *testing.T) {
+	if _, ok := os.LookupEnv(envChild); ok {
+		t.Skip("a child of TestPythonHelper runs TestChapter only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("every row passing needs root (CI runs as root)")
+	}
+	// The system's interpreter: one under root's home is out of nobody's
+	// reach.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("no %s: %v", python, err)
+	}
+	// The script must be readable by nobody, wherever the module lives.
+	dir, err := os.MkdirTemp("", "admission-python-helper-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "helper.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "helper.py")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkChild(t, childCase{name: "python", impl: "correct", command: python + " " + path})
+}
+
+// checkChild runs one child case and checks its rows.
+func checkChild(t *testing.T, c childCase) {
+	t.Helper()
+	got := runChild(t, c)
+	for _, row := range chapter.Rows() {
+		res, ok := got[row.ID]
+		if !ok {
+			t.Errorf("row %s: not in the child's report", row.ID)
+			continue
+		}
+		ob, mustFail := c.fail[row.ID]
+		skipped := slices.Contains(c.notExercised, row.ID)
+		switch {
+		case mustFail && res.state != types.SpecStateFailed:
+			t.Errorf("row %s: %v, want failed for %s", row.ID, res.state, ob)
+		case mustFail && (len(res.obligations) == 0 || res.obligations[0] != ob):
+			t.Errorf("row %s failed naming %v, want %s first", row.ID, res.obligations, ob)
+		case mustFail && !slices.Contains(row.Obligations, ob):
+			t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
+		case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
+			t.Errorf("row %s: %v, not exercised %v; want skipped with one not-exercised entry", row.ID, res.state, res.notExercised)
+		case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
+			t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
+		case !mustFail && !skipped && res.state != types.SpecStatePassed:
+			t.Errorf("row %s: %v (failures %v, not exercised %v), want passed", row.ID, res.state, res.obligations, res.notExercised)
+		}
+	}
+	for id := range c.fail {
+		if !slices.ContainsFunc(chapter.Rows(), func(r chapter.RowSpec) bool { return r.ID == id }) {
+			t.Errorf("expected row %s is not a row of the chapter", id)
+		}
+	}
+}
+
+// runChild runs TestChapter in a child process for case c and returns
 // its rows' results by row ID.
 func runChild(t *testing.T, c childCase) map[string]rowResult {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChapter$", "-test.count=1",
 		"-ginkgo.json-report="+report, "-ginkgo.no-color")
-	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported)
+	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported, envChildCommand+"="+c.command)
 	out, err := cmd.CombinedOutput()
 	if failing := len(c.fail) > 0; (err != nil) != failing {
 		t.Fatalf("the child for %s ended with %v; output:\n%s", c.name, err, out)

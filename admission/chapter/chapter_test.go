@@ -2,6 +2,7 @@ package chapter_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,6 +25,10 @@ const envChild = "CONFORM_ADMISSION_CANARY_CHILD"
 // chapter.UnsupportedEnv.
 const envChildUnsupported = "CONFORM_ADMISSION_CANARY_UNSUPPORTED"
 
+// envChildCommand, set in such a child, is the helper's command, words
+// separated by spaces, in place of the test executable.
+const envChildCommand = "CONFORM_ADMISSION_CANARY_COMMAND"
+
 func TestChapter(t *testing.T) {
 	RegisterFailHandler(Fail)
 	impl, child := os.LookupEnv(envChild)
@@ -40,6 +45,9 @@ func TestChapter(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Command = []string{exe}
+		if cmd := os.Getenv(envChildCommand); cmd != "" {
+			cfg.Command = strings.Fields(cmd)
+		}
 		if impl != "correct" {
 			cfg.Env = append(cfg.Env, chapter.FencesBugEnv+"="+impl)
 		}

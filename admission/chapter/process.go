@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -22,6 +23,10 @@ import (
 // nobody is the unprivileged participant: uid and gid 65534 (nobody,
 // nogroup on Debian).
 const nobody = 65534
+
+// helperPipeDelay is how long the chapter waits for a helper's pipes to
+// close once the helper ended.
+const helperPipeDelay = time.Second
 
 // unsupported is the prefix of the answer of a helper that does not offer
 // a command; the row is then not exercised.
@@ -63,6 +68,7 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Env = append(append(os.Environ(), HelperEnv+"=1"), r.c.Env...)
 	p.cmd.Stderr = &p.stderr
+	p.cmd.WaitDelay = helperPipeDelay
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if o.nobody {
 		p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
@@ -80,6 +86,7 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	r.setup(err, "stdout of helper %s", name)
 	r.setup(p.cmd.Start(), "start helper %s (%s)", name, strings.Join(argv, " "))
 	go p.read(stdout)
+	go p.wait()
 	DeferCleanup(p.kill)
 	r.note("%s: start %s", name, strings.Join(argv, " "))
 	line, ok := p.next()
@@ -123,12 +130,20 @@ func (r *rowRun) command() []string {
 	return []string{exe}
 }
 
+// read passes the helper's lines on until its stdout ends, or is closed
+// once the helper exited.
 func (p *proc) read(stdout io.Reader) {
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		p.lines <- sc.Text()
 	}
 	close(p.lines)
+}
+
+// wait reaps the helper. A child the helper started may keep its stderr
+// (or stdout) open: the wait gives up on them helperPipeDelay after the
+// helper itself ended.
+func (p *proc) wait() {
 	p.waitErr = p.cmd.Wait()
 	close(p.exited)
 }
