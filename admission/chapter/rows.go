@@ -57,7 +57,7 @@ func Rows() []RowSpec {
 		{ID: "sigkill", Name: "releases the fence at once when its holder is killed with SIGKILL", Obligations: []string{ObRelease, ObExclusion}},
 		{ID: "cloexec", Name: "leaves no lock with a child started while a guard was held", Obligations: []string{ObRelease, ObExclusion}},
 		{ID: "order-taken", Name: "takes a set in the global order: U, C by realm id, R from the root out", Obligations: []string{ObOrder, ObExclusion}},
-		{ID: "order-refused", Name: "refuses a set that breaks the order before any lock is taken", Obligations: []string{ObOrder, ObRefusals}},
+		{ID: "order-refused", Name: "refuses a set that breaks the order before any lock is taken", Obligations: []string{ObOrder, ObRefusals, ObExclusion}},
 		{ID: "realm-ids", Name: "refuses realm ids that are not one path component", Obligations: []string{ObRealmIDs}},
 		{ID: "mode", Name: "creates the fence with mode exactly 0640 under umask 000 and 077", Obligations: []string{ObPermissions, ObFiles}},
 		{ID: "group", Name: "gives the fence its directory's group, from a setgid directory or from its creator", Obligations: []string{ObPermissions}},

@@ -27,7 +27,7 @@ func rowMode(r *rowRun) {
 		a := r.start("A", procOpts{})
 		a.expect(ObPermissions, "umask "+mask, "ok", "set the creator's umask")
 		a.expect(ObPermissions, "guard-try "+d, held, "the creator's guard under umask "+mask)
-		st := r.lstat(filepath.Join(d, admission.FenceFile))
+		st := r.lstat(ObFiles, filepath.Join(d, admission.FenceFile))
 		r.equal(ObFiles, fmt.Sprintf("%o", st.Mode&unix.S_IFMT), fmt.Sprintf("%o", unix.S_IFREG), "the fence is a regular file")
 		r.equal(ObPermissions, fmt.Sprintf("%04o", st.Mode&0o7777), "0640", "the fence's mode under umask "+mask)
 		r.equal(ObFiles, st.Nlink, 1, "the fence has one link")
@@ -40,14 +40,14 @@ func rowGroup(r *rowRun) {
 		d := r.groupDir(setgid, 0o775)
 		a := r.start("A", procOpts{})
 		a.expect(ObPermissions, "guard-try "+d, held, "root creates the fence")
-		r.equal(ObPermissions, r.lstat(filepath.Join(d, admission.FenceFile)).Gid, admGroup, fmt.Sprintf("the fence's group (setgid directory: %v)", setgid))
+		r.equal(ObPermissions, r.lstat(ObPermissions, filepath.Join(d, admission.FenceFile)).Gid, admGroup, fmt.Sprintf("the fence's group (setgid directory: %v)", setgid))
 	}
 	// nobody is not in the group: only the setgid directory can give the
 	// fence its group, and a creator that cannot set the group refuses.
 	d := r.groupDir(true, 0o777)
 	n := r.start("nobody", procOpts{nobody: true})
 	n.expect(ObPermissions, "guard-try "+d, held, "nobody creates a fence in a setgid directory")
-	st := r.lstat(filepath.Join(d, admission.FenceFile))
+	st := r.lstat(ObPermissions, filepath.Join(d, admission.FenceFile))
 	r.equal(ObPermissions, st.Gid, admGroup, "the group a setgid directory gives")
 	r.equal(ObPermissions, st.Uid, nobody, "the fence's creator")
 	r.equal(ObPermissions, fmt.Sprintf("%04o", st.Mode&0o7777), "0640", "the fence's mode")
@@ -114,11 +114,11 @@ func (r *rowRun) groupDir(setgid bool, mode os.FileMode) string {
 }
 
 // lstat stats the fence a helper said it created; a missing file breaks
-// the rule that a guard creates it.
-func (r *rowRun) lstat(path string) syscall.Stat_t {
+// ob, the rule the row checks of the file.
+func (r *rowRun) lstat(ob, path string) syscall.Stat_t {
 	GinkgoHelper()
 	var st syscall.Stat_t
 	err := syscall.Lstat(path, &st)
-	r.check(ObFiles, err == nil, "lstat the fence "+path, "a fence file", err)
+	r.check(ob, err == nil, "lstat the fence "+path, "a fence file", err)
 	return st
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -45,6 +46,9 @@ func (r *rowRun) fail(ob, message, expected, got string) {
 	trail := r.trail
 	if len(trail) > maxTrail {
 		trail = trail[len(trail)-maxTrail:]
+	}
+	if !slices.Contains(r.spec.Obligations, ob) {
+		message += " (a chapter bug: row " + r.spec.ID + " does not list " + ob + ")"
 	}
 	f := failure{Message: message, Obligation: ob, Expected: expected, Got: got, Trail: trail}
 	if b, err := json.Marshal(f); err == nil {
