@@ -145,7 +145,7 @@ func checkChild(t *testing.T, c childCase) {
 		case mustFail && !slices.Contains(row.Obligations, ob):
 			t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
 		case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
-			t.Errorf("row %s: %v, not exercised %v; want skipped with one not-exercised entry", row.ID, res.state, res.notExercised)
+			t.Errorf("row %s: %v, not exercised %v; want skipped with one nothing-exercised entry", row.ID, res.state, res.notExercised)
 		case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
 			t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
 		case !mustFail && !skipped && res.state != types.SpecStatePassed:
@@ -211,7 +211,7 @@ func runChild(t *testing.T, c childCase) map[string]rowResult {
 						t.Errorf("row %s: failure message %q does not start with [%s]", id, s.Failure.Message, f.Obligation)
 					}
 					res.obligations = append(res.obligations, f.Obligation)
-				case chapter.EntryNotExercised:
+				case chapter.EntryNothingExercised:
 					res.notExercised = append(res.notExercised, v)
 				}
 			}

@@ -78,9 +78,11 @@ const (
 	// EntryFailure carries one failure as JSON: message, obligation,
 	// expected, got and trail.
 	EntryFailure = "conform/failure"
-	// EntryNotExercised carries a part of a row that could not be reached,
-	// with why.
-	EntryNotExercised = "conform/not-exercised"
+	// EntryNothingExercised marks a row that stopped, skipped, before it
+	// could check what it checks (no root, a command the helper does not
+	// support, not Linux), and carries why. Such a row is not exercised:
+	// neither passed nor failed.
+	EntryNothingExercised = "conform/nothing-exercised"
 )
 
 func defaultTempDir() string { return os.TempDir() }

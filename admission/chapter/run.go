@@ -106,7 +106,7 @@ func (r *rowRun) setup(err error, format string, args ...any) {
 // notExercised ends the row as not exercised, saying why.
 func (r *rowRun) notExercised(why string) {
 	GinkgoHelper()
-	AddReportEntry(EntryNotExercised, why, ReportEntryVisibilityNever)
+	AddReportEntry(EntryNothingExercised, why, ReportEntryVisibilityNever)
 	Skip("not exercised: " + why)
 }
 
