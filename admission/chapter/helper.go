@@ -211,7 +211,7 @@ func answer(err error) string {
 }
 
 // spawnLinger starts a helper child whose stdin is lingerFd, waits for it
-// to be ready, and answers its pid. The child lives until the chapter
+// to be ready, and returns "spawned PID". The child lives until the chapter
 // closes the pipe, whatever becomes of this helper.
 func (s *server) spawnLinger() string {
 	exe, err := os.Executable()
