@@ -1,56 +1,88 @@
 // Package chapter is the conformance chapter of realm admission fences
-// (label chapter:admission): Ginkgo rows that certify package admission
-// across real processes. The executable under test is started again as a
-// helper process (see ServeHelperIfRequested), driven over its stdin and
-// stdout; no row sleeps for ordering, each waits for the helper's answer.
+// (label chapter:admission): Ginkgo rows that certify an implementation of
+// admission fences across real processes. Each participant is a helper
+// process, any program that speaks the helper protocol of
+// docs/admission-helper-protocol.md over its stdin and stdout; by default
+// the executable under test is started again as the helper (see
+// ServeHelperIfRequested), which serves package admission. No row sleeps
+// for ordering, each waits for the helper's answer.
+//
+// The catalogue of obligations is Obligations, the rows are Rows. Every
+// row's spec carries the labels "row:adm-<row>" and "ob:<obligation>", and
+// every failure a row reports names the obligation it breaks, in its
+// message ("[adm:order] ...") and in a report entry (EntryFailure).
 //
 // The chapter runs on Linux. Rows that need an unprivileged participant
 // (run as nobody, uid and gid 65534) or a mount namespace need root; run
 // without it they are skipped with the reason, and reported as not
-// exercised.
+// exercised, as is a row whose helper answers "unsupported".
 package chapter
 
 import (
 	"os"
 	"time"
-
-	. "github.com/onsi/ginkgo/v2"
 )
 
-// Label is the chapter's label; every row also carries a label of its own,
-// "admission:<row>".
+// ChapterLabel is the chapter's label; every row also carries labels of its
+// own (RowSpec.Labels).
 const ChapterLabel = "chapter:admission"
+
+// ProtocolVersion is the helper protocol's version, which a helper states
+// in its first line ("ready PID v1").
+const ProtocolVersion = "v1"
 
 // Config is what the chapter needs at run time. The zero value runs the
 // current executable as the helper in os.TempDir().
 type Config struct {
-	// Executable is the program started as a helper; it must call
-	// ServeHelperIfRequested before anything else. Empty: os.Executable().
-	Executable string
+	// Command is the helper: a program and its arguments, started once for
+	// each participant. The program is looked up in PATH when it holds no
+	// slash. Empty: the current executable, which must call
+	// ServeHelperIfRequested before anything else.
+	//
+	// Rows that run a participant as nobody copy the program into a
+	// directory nobody can reach when its own path is not; the arguments
+	// (a script, say) must be readable by nobody as they are.
+	Command []string
+	// Env is added to the environment every helper starts with (after the
+	// chapter's own environment and HelperEnv=1).
+	Env []string
 	// TempDir is where rows make their directories; it must be on a
 	// filesystem that hosts fences. Empty: os.TempDir().
 	TempDir string
 	// RowTimeout bounds each row, so a hang is a failure rather than a
 	// stuck run. Zero: one minute. It is a safety net, not an assertion.
 	RowTimeout time.Duration
-}
-
-// Register adds the chapter's rows to the running Ginkgo suite, under one
-// container labelled chapter:admission. Call it from a Ginkgo tree
-// construction (before RunSpecs); it must not be called twice in one suite.
-func Register(cfg Config) {
-	c := &cfg
-	if c.TempDir == "" {
-		c.TempDir = os.TempDir()
-	}
-	if c.RowTimeout == 0 {
-		c.RowTimeout = time.Minute
-	}
-	Describe("Realm admission fences", Label(ChapterLabel), func() {
-		register(c)
-	})
+	// Repro, when set, returns the command line that runs the row with the
+	// given ID again; failures print it.
+	Repro func(rowID string) string
 }
 
 // HelperEnv is the environment variable that makes a process that calls
-// ServeHelperIfRequested serve as the chapter's helper.
+// ServeHelperIfRequested serve as the chapter's helper. The chapter sets it
+// to 1 for every helper it starts, whatever its Command.
 const HelperEnv = "CONFORM_ADMISSION_HELPER"
+
+// FencesBugEnv selects a canary of the built-in helper: a deliberately
+// broken implementation of fences (see Canaries). Empty: the helper serves
+// package admission as it is.
+const FencesBugEnv = "CONFORM_FENCES_BUG"
+
+// UnsupportedEnv lists commands, separated by commas, that the built-in
+// helper answers "unsupported", as a helper that does not offer them would.
+// Empty: it offers every command.
+const UnsupportedEnv = "CONFORM_ADMISSION_UNSUPPORTED"
+
+// Report entry names through which rows tell a harness what Ginkgo's own
+// report cannot carry.
+const (
+	// EntryFailure carries one failure as JSON: message, obligation,
+	// expected, got and trail.
+	EntryFailure = "conform/failure"
+	// EntryNothingExercised marks a row that stopped, skipped, before it
+	// could check what it checks (no root, a command the helper does not
+	// support, not Linux), and carries why. Such a row is not exercised:
+	// neither passed nor failed.
+	EntryNothingExercised = "conform/nothing-exercised"
+)
+
+func defaultTempDir() string { return os.TempDir() }

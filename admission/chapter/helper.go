@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,10 +28,13 @@ const lingerFd = 3
 // ServeHelperIfRequested serves as the chapter's helper and exits when
 // HelperEnv is set to 1, and returns at once otherwise. Call it first thing
 // in the TestMain (or main) of the executable the chapter starts as its
-// helper (Config.Executable).
+// helper (the default Config.Command).
 //
-// The helper reads one command a line on stdin and answers one line on
-// stdout ("waiting" may come first for a bounded take):
+// The helper speaks protocol v1 of docs/admission-helper-protocol.md over
+// stdin and stdout, and takes its fences with package admission. It starts
+// by printing "ready PID v1", reads one command a line and writes one
+// answer a line ("waiting" may come first for a bounded take), and exits at
+// the end of its input:
 //
 //	install standalone|composed   -> ok
 //	umask OCTAL                   -> ok
@@ -42,8 +46,9 @@ const lingerFd = 3
 //	spawn-linger                  -> spawned PID (a helper child on fd 3)
 //	bind SRC DST                  -> ok (a bind mount in its namespace)
 //
-// DIR's fence is the one beside a document of DIR. It starts by printing
-// "ready PID" and exits at the end of its input.
+// DIR's fence is the one beside a document of DIR. FencesBugEnv turns the
+// helper into one of the canaries, and UnsupportedEnv makes it answer
+// "unsupported" to the commands it lists.
 func ServeHelperIfRequested() {
 	if os.Getenv(HelperEnv) != "1" {
 		return
@@ -58,15 +63,20 @@ func ServeHelperIfRequested() {
 // server is one helper's state: its install and what it holds.
 type server struct {
 	out      io.Writer
+	bug      string
+	umask    int
 	in       admission.Install
 	held     []interface{ Release() error }
 	children []*exec.Cmd
 }
 
 func serve(r io.Reader, w io.Writer) error {
-	s := &server{out: w}
+	s := &server{out: w, bug: os.Getenv(FencesBugEnv)}
+	if err := s.startCanary(); err != nil {
+		return err
+	}
 	defer s.reapChildren()
-	if _, err := fmt.Fprintf(w, "ready %d\n", os.Getpid()); err != nil {
+	if _, err := fmt.Fprintf(w, "ready %d %s\n", os.Getpid(), ProtocolVersion); err != nil {
 		return err
 	}
 	sc := bufio.NewScanner(r)
@@ -82,6 +92,9 @@ func (s *server) do(args []string) string {
 	if len(args) == 0 {
 		return "error empty command"
 	}
+	if slices.Contains(strings.Split(os.Getenv(UnsupportedEnv), ","), args[0]) {
+		return "unsupported " + args[0] + " is listed in " + UnsupportedEnv
+	}
 	// A failed write here fails the command's own answer just after.
 	s.in.Waiting = func(admission.Fence) { _, _ = fmt.Fprintln(s.out, "waiting") }
 	switch cmd, n := args[0], len(args); {
@@ -93,22 +106,19 @@ func (s *server) do(args []string) string {
 		if err != nil {
 			return "error " + err.Error()
 		}
-		unix.Umask(int(mask))
+		s.umask = int(mask)
+		unix.Umask(s.umask)
 		return "ok"
 	case cmd == "guard-try" && n == 2:
-		return s.guard(s.in.TryAcquireGuard(docFence(args[1])))
+		return s.take(true, false, 0, docFence(args[1]))
 	case cmd == "hold-try" && n == 2:
-		return s.hold(s.in.TryAcquireHold(docFence(args[1])))
+		return s.take(false, false, 0, docFence(args[1]))
 	case (cmd == "guard" || cmd == "hold") && n == 3:
 		ms, err := strconv.Atoi(args[1])
 		if err != nil {
 			return "error " + err.Error()
 		}
-		bound := time.Duration(ms) * time.Millisecond
-		if cmd == "guard" {
-			return s.guard(s.in.AcquireGuard(bound, docFence(args[2])))
-		}
-		return s.hold(s.in.AcquireHold(bound, docFence(args[2])))
+		return s.take(cmd == "guard", true, time.Duration(ms)*time.Millisecond, docFence(args[2]))
 	case cmd == "set" && n == 3:
 		c, ok := orderCases[args[1]]
 		if !ok {
@@ -144,6 +154,23 @@ func (s *server) do(args []string) string {
 		return "ok"
 	}
 	return "error unknown command " + strings.Join(args, " ")
+}
+
+// take serves a guard or a hold of one document fence, tried or bounded
+// by bound; a canary's bug may change how.
+func (s *server) take(guard, wait bool, bound time.Duration, f admission.Fence) string {
+	if line, ok := s.canaryTake(guard, wait, bound, f); ok {
+		return line
+	}
+	switch {
+	case guard && wait:
+		return s.guard(s.in.AcquireGuard(bound, f))
+	case guard:
+		return s.guard(s.in.TryAcquireGuard(f))
+	case wait:
+		return s.hold(s.in.AcquireHold(bound, f))
+	}
+	return s.hold(s.in.TryAcquireHold(f))
 }
 
 func (s *server) guard(g *admission.Guard, err error) string {
@@ -184,7 +211,7 @@ func answer(err error) string {
 }
 
 // spawnLinger starts a helper child whose stdin is lingerFd, waits for it
-// to be ready, and answers its pid. The child lives until the chapter
+// to be ready, and returns "spawned PID". The child lives until the chapter
 // closes the pipe, whatever becomes of this helper.
 func (s *server) spawnLinger() string {
 	exe, err := os.Executable()
@@ -206,7 +233,11 @@ func (s *server) spawnLinger() string {
 	if err != nil {
 		return "error child: " + err.Error()
 	}
-	return "spawned " + strings.TrimPrefix(strings.TrimSpace(line), "ready ")
+	pid, err := parseReady(strings.TrimSpace(line))
+	if err != nil {
+		return "error child: " + err.Error()
+	}
+	return "spawned " + strconv.Itoa(pid)
 }
 
 // reapChildren waits for spawned children; they end when the chapter

@@ -5,7 +5,7 @@ package chapter
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,17 +15,26 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // nobody is the unprivileged participant: uid and gid 65534 (nobody,
 // nogroup on Debian).
 const nobody = 65534
 
+// helperPipeDelay is how long the chapter waits for a helper's pipes to
+// close once the helper ended.
+const helperPipeDelay = time.Second
+
+// unsupported is the prefix of the answer of a helper that does not offer
+// a command; the row is then not exercised.
+const unsupported = "unsupported"
+
 // proc is one helper process, driven line by line.
 type proc struct {
+	r       *rowRun
 	name    string
 	pid     int
 	cmd     *exec.Cmd
@@ -47,18 +56,19 @@ type procOpts struct {
 	linger *os.File
 }
 
-// start starts a helper, waits for its "ready" line, and kills it when the
-// row ends.
-func (c *Config) start(ctx context.Context, name string, o procOpts) *proc {
+// start starts a helper, waits for its "ready" line, checks its protocol
+// version, and kills it when the row ends.
+func (r *rowRun) start(name string, o procOpts) *proc {
 	GinkgoHelper()
-	exe := c.executable()
+	argv := r.command()
 	if o.nobody {
-		exe = c.traversableCopy(exe)
+		argv[0] = r.reachableByNobody(argv[0])
 	}
-	p := &proc{name: name, lines: make(chan string, 16), exited: make(chan struct{})}
-	p.cmd = exec.Command(exe)
-	p.cmd.Env = append(os.Environ(), HelperEnv+"=1")
+	p := &proc{r: r, name: name, lines: make(chan string, 16), exited: make(chan struct{})}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Env = append(append(os.Environ(), HelperEnv+"=1"), r.c.Env...)
 	p.cmd.Stderr = &p.stderr
+	p.cmd.WaitDelay = helperPipeDelay
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if o.nobody {
 		p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
@@ -71,106 +81,186 @@ func (c *Config) start(ctx context.Context, name string, o procOpts) *proc {
 	}
 	var err error
 	p.stdin, err = p.cmd.StdinPipe()
-	Expect(err).NotTo(HaveOccurred())
+	r.setup(err, "stdin of helper %s", name)
 	stdout, err := p.cmd.StdoutPipe()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(p.cmd.Start()).To(Succeed(), "start helper %s (%s)", name, exe)
+	r.setup(err, "stdout of helper %s", name)
+	r.setup(p.cmd.Start(), "start helper %s (%s)", name, strings.Join(argv, " "))
 	go p.read(stdout)
+	go p.wait()
 	DeferCleanup(p.kill)
-	ready := p.next(ctx)
-	Expect(ready).To(HavePrefix("ready "), "helper %s's first line", name)
-	p.pid, err = strconv.Atoi(strings.TrimPrefix(ready, "ready "))
-	Expect(err).NotTo(HaveOccurred())
+	r.note("%s: start %s", name, strings.Join(argv, " "))
+	line, ok := p.next()
+	if !ok {
+		Fail(fmt.Sprintf("[helper] helper %s gave no ready line: %s", name, line))
+	}
+	pid, err := parseReady(line)
+	if err != nil {
+		Fail(fmt.Sprintf("[helper] helper %s: %v", name, err))
+	}
+	p.pid = pid
 	return p
 }
 
+// parseReady reads a helper's first line, "ready PID" or "ready PID v1",
+// and returns the PID. A line without a version is taken as v1, the version
+// helpers spoke before they stated one.
+func parseReady(line string) (int, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 || len(f) > 3 || f[0] != "ready" {
+		return 0, fmt.Errorf("first line %q, want \"ready PID %s\"", line, ProtocolVersion)
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("first line %q: %q is not a pid", line, f[1])
+	}
+	if len(f) == 3 && f[2] != ProtocolVersion {
+		return 0, fmt.Errorf("the helper speaks protocol %s, the chapter %s", f[2], ProtocolVersion)
+	}
+	return pid, nil
+}
+
+// command returns the helper's program and arguments, in a fresh slice.
+func (r *rowRun) command() []string {
+	GinkgoHelper()
+	if len(r.c.Command) > 0 {
+		return append([]string(nil), r.c.Command...)
+	}
+	exe, err := os.Executable()
+	r.setup(err, "find the current executable")
+	return []string{exe}
+}
+
+// read passes the helper's lines on until its stdout ends, or is closed
+// once the helper exited.
 func (p *proc) read(stdout io.Reader) {
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		p.lines <- sc.Text()
 	}
 	close(p.lines)
+}
+
+// wait reaps the helper. A child the helper started may keep its stderr
+// (or stdout) open: the wait gives up on them helperPipeDelay after the
+// helper itself ended.
+func (p *proc) wait() {
 	p.waitErr = p.cmd.Wait()
 	close(p.exited)
 }
 
 // send writes one command line.
-func (p *proc) send(cmd string) {
-	GinkgoHelper()
+func (p *proc) send(cmd string) error {
+	p.r.note("%s> %s", p.name, cmd)
 	_, err := fmt.Fprintln(p.stdin, cmd)
-	Expect(err).NotTo(HaveOccurred(), "send %q to helper %s; its stderr: %s", cmd, p.name, p.stderr.String())
+	return err
 }
 
-// next waits for the helper's next line.
-func (p *proc) next(ctx context.Context) string {
-	GinkgoHelper()
+// next waits for the helper's next line; ok is false when none came, and
+// the line then says why.
+func (p *proc) next() (line string, ok bool) {
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
 			<-p.exited
-			Fail(fmt.Sprintf("helper %s ended (%v) without answering; its stderr: %s", p.name, p.waitErr, p.stderr.String()))
+			return fmt.Sprintf("the helper ended (%v) without answering; its stderr: %s", p.waitErr, p.stderr.String()), false
 		}
-		return line
-	case <-ctx.Done():
-		Fail(fmt.Sprintf("helper %s did not answer before the row ended; its stderr: %s", p.name, p.stderr.String()))
+		p.r.note("%s< %s", p.name, line)
+		return line, true
+	case <-p.r.ctx.Done():
+		return fmt.Sprintf("no answer before the row ended; its stderr: %s", p.stderr.String()), false
 	}
-	return ""
 }
 
-// do sends a command and answers the helper's next line.
-func (p *proc) do(ctx context.Context, cmd string) string {
+// answer waits for the helper's next line, failing the row for ob when none
+// comes, and ending it as not exercised when the helper does not support
+// the command.
+func (p *proc) answer(ob, cmd string) string {
 	GinkgoHelper()
-	p.send(cmd)
-	return p.next(ctx)
+	line, ok := p.next()
+	if !ok {
+		p.r.fail(ob, fmt.Sprintf("helper %s, %q: %s", p.name, cmd, line), "an answer", "none")
+	}
+	if line == unsupported || strings.HasPrefix(line, unsupported+" ") {
+		p.r.notExercised(fmt.Sprintf("helper %s does not support %q: %s", p.name, cmd, line))
+	}
+	return line
 }
 
-// expect sends a command and asserts its answer.
-func (p *proc) expect(ctx context.Context, cmd, want, why string) {
+// do sends a command and returns the helper's answer; ob is the obligation
+// a missing answer breaks.
+func (p *proc) do(ob, cmd string) string {
 	GinkgoHelper()
-	Expect(p.do(ctx, cmd)).To(Equal(want), "%s: helper %s, %q", why, p.name, cmd)
+	if err := p.send(cmd); err != nil {
+		p.r.fail(ob, fmt.Sprintf("send %q to helper %s: %v; its stderr: %s", cmd, p.name, err, p.stderr.String()), "", "")
+	}
+	return p.answer(ob, cmd)
+}
+
+// expect sends a command and asserts its answer, for obligation ob.
+func (p *proc) expect(ob, cmd, want, why string) {
+	GinkgoHelper()
+	got := p.do(ob, cmd)
+	p.r.check(ob, got == want, fmt.Sprintf("%s: helper %s, %q", why, p.name, cmd), want, got)
 }
 
 // expectNext asserts the helper's next line, without sending anything.
-func (p *proc) expectNext(ctx context.Context, want, why string) {
+func (p *proc) expectNext(ob, want, why string) {
 	GinkgoHelper()
-	Expect(p.next(ctx)).To(Equal(want), "%s: helper %s", why, p.name)
+	got := p.answer(ob, "(the answer after)")
+	p.r.check(ob, got == want, fmt.Sprintf("%s: helper %s", why, p.name), want, got)
 }
 
 // kill ends the helper with SIGKILL and reaps it; a helper that already
 // ended is only reaped.
 func (p *proc) kill() {
 	GinkgoHelper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		Expect(err).To(MatchError(os.ErrProcessDone), "kill helper %s", p.name)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		Fail(fmt.Sprintf("[setup] kill helper %s: %v", p.name, err))
 	}
 	<-p.exited
+	p.r.note("%s: killed (%v)", p.name, p.waitErr)
 }
 
-func (c *Config) executable() string {
+// reachableByNobody returns program, or a copy of it in a row directory
+// when nobody cannot reach it where it is (a test binary's build directory
+// is usually private to its owner).
+func (r *rowRun) reachableByNobody(program string) string {
 	GinkgoHelper()
-	if c.Executable != "" {
-		return c.Executable
+	path, err := exec.LookPath(program)
+	r.setup(err, "find the helper %s", program)
+	path, err = filepath.Abs(path)
+	r.setup(err, "find the helper %s", program)
+	if othersReach(path) {
+		return path
 	}
-	exe, err := os.Executable()
-	Expect(err).NotTo(HaveOccurred())
-	return exe
-}
-
-// traversableCopy copies the executable into a directory nobody can reach
-// (the build's own directory is usually private to its owner).
-func (c *Config) traversableCopy(exe string) string {
-	GinkgoHelper()
-	dir := c.dir()
-	dst := filepath.Join(dir, filepath.Base(exe))
-	src, err := os.Open(exe)
-	Expect(err).NotTo(HaveOccurred())
+	dst := filepath.Join(r.dir(), filepath.Base(path))
+	src, err := os.Open(path)
+	r.setup(err, "copy the helper")
 	defer src.Close()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	Expect(err).NotTo(HaveOccurred())
+	r.setup(err, "copy the helper")
 	_, err = io.Copy(out, src)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(out.Close()).To(Succeed())
+	r.setup(err, "copy the helper")
+	r.setup(out.Close(), "copy the helper")
 	return dst
+}
+
+// othersReach reports whether users other than the owner can execute path
+// and search every directory above it.
+func othersReach(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm()&0o001 == 0 {
+		return false
+	}
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
 }
 
 // lockedBuffer collects a helper's stderr.

@@ -6,7 +6,6 @@ import (
 	"os"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -26,22 +25,16 @@ func unavailable(c admission.Cause) string {
 // dir makes a directory for one row that every participant can traverse
 // (mode 0755, also for nobody), on a filesystem that must host fences, and
 // removes it when the row ends.
-func (c *Config) dir() string {
+func (r *rowRun) dir() string {
 	GinkgoHelper()
-	d, err := os.MkdirTemp(c.TempDir, "admission-chapter-*")
-	Expect(err).NotTo(HaveOccurred())
+	d, err := os.MkdirTemp(r.c.TempDir, "admission-chapter-*")
+	r.setup(err, "make a row directory")
 	DeferCleanup(os.RemoveAll, d)
-	Expect(os.Chmod(d, 0o755)).To(Succeed())
+	r.setup(os.Chmod(d, 0o755), "chmod the row directory")
 	fsys, err := admission.StatFilesystem(d)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(fsys.HostsFences).To(BeTrue(), "the chapter's TempDir %s must host fences; it is on %v", c.TempDir, fsys)
-	return d
-}
-
-// needRoot skips a row that needs root, saying why; the row is then not
-// exercised.
-func needRoot(why string) {
-	if os.Geteuid() != 0 {
-		Skip("not exercised: " + why + " needs root (CI runs as root)")
+	r.setup(err, "statfs the row directory")
+	if !fsys.HostsFences {
+		Fail("[setup] the chapter's TempDir " + r.c.TempDir + " must host fences; it is on " + fsys.String())
 	}
+	return d
 }

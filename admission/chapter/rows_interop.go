@@ -4,76 +4,74 @@ package chapter
 
 import (
 	"bufio"
-	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/conform-spi/conform/admission"
 )
 
-// interopRows: a lock holder we did not write, util-linux flock(1), must
-// exclude our guard exactly as our own holders do, and be excluded by it.
-func interopRows(c *Config) {
-	Describe("Interoperation with flock(1)", func() {
-		It("excludes our guard and shares with our hold while flock -s holds the fence", Label("admission:flock-shared"), func(ctx SpecContext) {
-			d, a := flockRow(ctx, c)
-			fl := startFlock(ctx, "-s", filepath.Join(d, admission.FenceFile))
-			a.expect(ctx, "guard-try "+d, inProgress, "our guard under flock -s")
-			a.expect(ctx, "guard 100 "+d, "waiting", "our bounded guard under flock -s waits")
-			a.expectNext(ctx, inProgress, "and gives up")
-			a.expect(ctx, "hold-try "+d, held, "our hold beside flock -s")
-			a.expect(ctx, "release", released, "our hold lets go")
-			fl.release()
-			a.expect(ctx, "guard-try "+d, held, "our guard once flock -s let go")
-		}, SpecTimeout(c.RowTimeout))
+// The interoperation rows: a lock holder we did not write, util-linux
+// flock(1), must exclude the helper's guard exactly as its own holders do,
+// and be excluded by it.
 
-		It("excludes our guard and our hold while flock -x holds the fence", Label("admission:flock-exclusive"), func(ctx SpecContext) {
-			d, a := flockRow(ctx, c)
-			fl := startFlock(ctx, "-x", filepath.Join(d, admission.FenceFile))
-			a.expect(ctx, "guard-try "+d, inProgress, "our guard under flock -x")
-			a.expect(ctx, "hold-try "+d, inProgress, "our hold under flock -x")
-			fl.release()
-			a.expect(ctx, "hold-try "+d, held, "our hold once flock -x let go")
-		}, SpecTimeout(c.RowTimeout))
+func rowFlockShared(r *rowRun) {
+	d, a := r.flockRow()
+	fl := r.startFlock("-s", filepath.Join(d, admission.FenceFile))
+	a.expect(ObFlock, "guard-try "+d, inProgress, "our guard under flock -s")
+	a.expect(ObBound, "guard 100 "+d, "waiting", "our bounded guard under flock -s waits")
+	a.expectNext(ObFlock, inProgress, "and gives up")
+	a.expect(ObFlock, "hold-try "+d, held, "our hold beside flock -s")
+	a.expect(ObFlock, "release", released, "our hold lets go")
+	fl.release(r)
+	a.expect(ObFlock, "guard-try "+d, held, "our guard once flock -s let go")
+}
 
-		It("excludes flock(1) as our own holders are excluded", Label("admission:flock-excluded"), func(ctx SpecContext) {
-			d, a := flockRow(ctx, c)
-			fence := filepath.Join(d, admission.FenceFile)
-			a.expect(ctx, "guard-try "+d, held, "our guard")
-			Expect(flockNB(ctx, "-s", fence)).To(Equal(1), "flock -n -s under our guard")
-			Expect(flockNB(ctx, "-x", fence)).To(Equal(1), "flock -n -x under our guard")
-			a.expect(ctx, "release", released, "our guard lets go")
-			a.expect(ctx, "hold-try "+d, held, "our hold")
-			Expect(flockNB(ctx, "-s", fence)).To(Equal(0), "flock -n -s beside our hold")
-			Expect(flockNB(ctx, "-x", fence)).To(Equal(1), "flock -n -x under our hold")
-			a.expect(ctx, "release", released, "our hold lets go")
-			Expect(flockNB(ctx, "-x", fence)).To(Equal(0), "flock -n -x once we let go")
-		}, SpecTimeout(c.RowTimeout))
-	})
+func rowFlockExclusive(r *rowRun) {
+	d, a := r.flockRow()
+	fl := r.startFlock("-x", filepath.Join(d, admission.FenceFile))
+	a.expect(ObFlock, "guard-try "+d, inProgress, "our guard under flock -x")
+	a.expect(ObFlock, "hold-try "+d, inProgress, "our hold under flock -x")
+	fl.release(r)
+	a.expect(ObFlock, "hold-try "+d, held, "our hold once flock -x let go")
+}
+
+func rowFlockExcluded(r *rowRun) {
+	d, a := r.flockRow()
+	fence := filepath.Join(d, admission.FenceFile)
+	a.expect(ObFlock, "guard-try "+d, held, "our guard")
+	r.equal(ObFlock, r.flockNB("-s", fence), 1, "flock -n -s under our guard exits 1")
+	r.equal(ObFlock, r.flockNB("-x", fence), 1, "flock -n -x under our guard exits 1")
+	a.expect(ObFlock, "release", released, "our guard lets go")
+	a.expect(ObFlock, "hold-try "+d, held, "our hold")
+	r.equal(ObFlock, r.flockNB("-s", fence), 0, "flock -n -s beside our hold exits 0")
+	r.equal(ObFlock, r.flockNB("-x", fence), 1, "flock -n -x under our hold exits 1")
+	a.expect(ObFlock, "release", released, "our hold lets go")
+	r.equal(ObFlock, r.flockNB("-x", fence), 0, "flock -n -x once we let go exits 0")
 }
 
 // flockRow makes a directory whose fence a helper created (so flock(1)
-// opens our 0640 file rather than creating its own), and the helper.
-func flockRow(ctx context.Context, c *Config) (string, *proc) {
+// opens the helper's 0640 file rather than creating its own), and the
+// helper.
+func (r *rowRun) flockRow() (string, *proc) {
 	GinkgoHelper()
-	d := c.dir()
-	a := c.start(ctx, "A", procOpts{})
-	a.expect(ctx, "guard-try "+d, held, "create the fence")
-	a.expect(ctx, "release", released, "let go")
+	d := r.dir()
+	a := r.start("A", procOpts{})
+	a.expect(ObFlock, "guard-try "+d, held, "create the fence")
+	a.expect(ObFlock, "release", released, "let go")
 	return d, a
 }
 
 // flockPath finds flock(1); util-linux ships it on Debian, so its absence
 // fails the row rather than skipping it.
-func flockPath() string {
+func (r *rowRun) flockPath() string {
 	GinkgoHelper()
 	path, err := exec.LookPath("flock")
-	Expect(err).NotTo(HaveOccurred(), "flock(1) from util-linux must be installed")
+	r.setup(err, "flock(1) from util-linux must be installed")
 	return path
 }
 
@@ -85,14 +83,15 @@ type flockHolder struct {
 
 // startFlock runs flock MODE FILE, which says "held" once it holds the
 // file and holds it until its input ends.
-func startFlock(ctx context.Context, mode, file string) *flockHolder {
+func (r *rowRun) startFlock(mode, file string) *flockHolder {
 	GinkgoHelper()
-	cmd := exec.Command(flockPath(), mode, file, "-c", "echo held; read x; exit 0")
+	cmd := exec.Command(r.flockPath(), mode, file, "-c", "echo held; read x; exit 0")
 	stdin, err := cmd.StdinPipe()
-	Expect(err).NotTo(HaveOccurred())
+	r.setup(err, "stdin of flock(1)")
 	stdout, err := cmd.StdoutPipe()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(cmd.Start()).To(Succeed())
+	r.setup(err, "stdout of flock(1)")
+	r.setup(cmd.Start(), "start flock(1)")
+	r.note("flock %s %s: started", mode, file)
 	DeferCleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill() // the row failed before releasing; Wait reports the end
@@ -109,30 +108,34 @@ func startFlock(ctx context.Context, mode, file string) *flockHolder {
 		lines <- read{line, err}
 	}()
 	select {
-	case r := <-lines:
-		Expect(r.line).To(Equal("held\n"), "flock %s %s (read: %v)", mode, file, r.err)
-	case <-ctx.Done():
-		Fail("flock " + mode + " did not take " + file + " before the row ended")
+	case l := <-lines:
+		r.check(ObFlock, l.line == "held\n", fmt.Sprintf("flock %s %s takes the fence (read: %v)", mode, file, l.err), "held", l.line)
+	case <-r.ctx.Done():
+		r.fail(ObFlock, "flock "+mode+" did not take "+file+" before the row ended", "held", "nothing")
 	}
 	return &flockHolder{cmd: cmd, stdin: stdin}
 }
 
 // release ends flock(1)'s input and waits for it to exit.
-func (f *flockHolder) release() {
+func (f *flockHolder) release(r *rowRun) {
 	GinkgoHelper()
-	Expect(f.stdin.Close()).To(Succeed())
-	Expect(f.cmd.Wait()).To(Succeed(), "flock(1) exits once released")
+	r.note("flock: released")
+	r.setup(f.stdin.Close(), "close flock(1)'s input")
+	r.setup(f.cmd.Wait(), "flock(1) exits once released")
 }
 
-// flockNB runs flock -n MODE FILE true and answers its exit code: 0 when it
+// flockNB runs flock -n MODE FILE true and returns its exit code: 0 when it
 // took the lock, 1 when the lock was held.
-func flockNB(ctx context.Context, mode, file string) int {
+func (r *rowRun) flockNB(mode, file string) int {
 	GinkgoHelper()
-	err := exec.CommandContext(ctx, flockPath(), "-n", mode, file, "true").Run()
+	err := exec.CommandContext(r.ctx, r.flockPath(), "-n", mode, file, "true").Run()
+	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return ee.ExitCode()
+		code = ee.ExitCode()
+	} else {
+		r.setup(err, "run flock -n %s %s", mode, file)
 	}
-	Expect(err).NotTo(HaveOccurred(), "run flock -n %s %s", mode, file)
-	return 0
+	r.note("flock -n %s %s: exit %d", mode, file, code)
+	return code
 }

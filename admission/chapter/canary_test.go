@@ -1,0 +1,231 @@
+//go:build linux
+
+package chapter_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/conform-spi/conform/admission/chapter"
+)
+
+// rowResult is what a child's Ginkgo report says of one row.
+type rowResult struct {
+	state        types.SpecState
+	obligations  []string // of its conform/failure entries, in order
+	notExercised []string
+}
+
+// childCase is one child run of the chapter: the implementation it
+// certifies, the commands its helpers answer "unsupported", the rows that
+// must fail, each with the obligation its first failure must name, and
+// the rows that must be reported not exercised. Every other row must pass.
+type childCase struct {
+	name         string
+	impl         string // a canary of chapter.Canaries, or "correct"
+	unsupported  string // chapter.UnsupportedEnv
+	command      string // the helper's command, words separated by spaces; "": the test executable
+	fail         map[string]string
+	notExercised []string
+}
+
+var childCases = []childCase{
+	{name: "correct", impl: "correct"},
+	{name: chapter.BugSharedGuard, impl: chapter.BugSharedGuard, fail: map[string]string{
+		"exclusive-shared":    chapter.ObExclusion,
+		"shared-shared":       chapter.ObExclusion,
+		"exclusive-exclusive": chapter.ObExclusion,
+		"try":                 chapter.ObBound,
+		"bound":               chapter.ObBound,
+		"sigkill":             chapter.ObExclusion,
+		"cloexec":             chapter.ObExclusion,
+		// The bug's hold skips the fence its guard could not create.
+		"group":          chapter.ObPermissions,
+		"denied":         chapter.ObExclusion,
+		"flock-shared":   chapter.ObFlock,
+		"flock-excluded": chapter.ObFlock,
+	}},
+	{name: chapter.BugUmaskMode, impl: chapter.BugUmaskMode, fail: map[string]string{
+		"mode": chapter.ObPermissions,
+	}},
+	{name: chapter.BugFollowSymlink, impl: chapter.BugFollowSymlink, fail: map[string]string{
+		"file-kinds": chapter.ObFiles,
+	}},
+	{name: "unsupported", impl: "correct", unsupported: "set,spawn-linger,bind,umask",
+		notExercised: []string{"order-taken", "order-refused", "cloexec", "filesystem", "mode"}},
+}
+
+// TestCanaries runs the whole chapter in a child process against each
+// canary of the built-in helper, against the correct helper, and against
+// the correct helper lacking some commands, and checks that exactly the
+// expected rows fail, each naming the expected obligation, that exactly
+// the expected rows are not exercised, and that every other row passes.
+func TestCanaries(t *testing.T) {
+	if _, ok := os.LookupEnv(envChild); ok {
+		t.Skip("a child of TestCanaries runs TestChapter only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the expected rows need every row exercised, which needs root (CI runs as root)")
+	}
+	var canaries []string
+	for _, c := range childCases {
+		if c.impl != "correct" {
+			canaries = append(canaries, c.impl)
+		}
+	}
+	if !slices.Equal(canaries, chapter.Canaries()) {
+		t.Errorf("the cases cover the canaries %v, the chapter has %v", canaries, chapter.Canaries())
+	}
+	for _, c := range childCases {
+		t.Run(c.name, func(t *testing.T) { checkChild(t, c) })
+	}
+}
+
+// TestPythonHelper runs the chapter against testdata/helper.py, a helper
+// written in Python from the protocol document alone, and checks that it
+// passes every row.
+func TestPythonHelper(t *testing.T) {
+	if _, ok := os.LookupEnv(envChild); ok {
+		t.Skip("a child of TestPythonHelper runs TestChapter only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("every row passing needs root (CI runs as root)")
+	}
+	// The system's interpreter: one under root's home is out of nobody's
+	// reach.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("no %s: %v", python, err)
+	}
+	// The script must be readable by nobody, wherever the module lives.
+	dir, err := os.MkdirTemp("", "admission-python-helper-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "helper.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "helper.py")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkChild(t, childCase{name: "python", impl: "correct", command: python + " " + path})
+}
+
+// checkChild runs one child case and checks its rows.
+func checkChild(t *testing.T, c childCase) {
+	t.Helper()
+	got := runChild(t, c)
+	for _, row := range chapter.Rows() {
+		res, ok := got[row.ID]
+		if !ok {
+			t.Errorf("row %s: not in the child's report", row.ID)
+			continue
+		}
+		ob, mustFail := c.fail[row.ID]
+		skipped := slices.Contains(c.notExercised, row.ID)
+		switch {
+		case mustFail && res.state != types.SpecStateFailed:
+			t.Errorf("row %s: %v, want failed for %s", row.ID, res.state, ob)
+		case mustFail && (len(res.obligations) == 0 || res.obligations[0] != ob):
+			t.Errorf("row %s failed naming %v, want %s first", row.ID, res.obligations, ob)
+		case mustFail && !slices.Contains(row.Obligations, ob):
+			t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
+		case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
+			t.Errorf("row %s: %v, not exercised %v; want skipped with one nothing-exercised entry", row.ID, res.state, res.notExercised)
+		case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
+			t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
+		case !mustFail && !skipped && res.state != types.SpecStatePassed:
+			t.Errorf("row %s: %v (failures %v, not exercised %v), want passed", row.ID, res.state, res.obligations, res.notExercised)
+		}
+	}
+	for id := range c.fail {
+		if !slices.ContainsFunc(chapter.Rows(), func(r chapter.RowSpec) bool { return r.ID == id }) {
+			t.Errorf("expected row %s is not a row of the chapter", id)
+		}
+	}
+}
+
+// runChild runs TestChapter in a child process for case c and returns
+// its rows' results by row ID.
+func runChild(t *testing.T, c childCase) map[string]rowResult {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChapter$", "-test.count=1",
+		"-ginkgo.json-report="+report, "-ginkgo.no-color")
+	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported, envChildCommand+"="+c.command)
+	out, err := cmd.CombinedOutput()
+	if failing := len(c.fail) > 0; (err != nil) != failing {
+		t.Fatalf("the child for %s ended with %v; output:\n%s", c.name, err, out)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("the child for %s wrote no report (%v); output:\n%s", c.name, err, out)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]rowResult{}
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			labels := s.Labels()
+			if !slices.Contains(labels, chapter.ChapterLabel) {
+				t.Errorf("spec %q lacks the label %s", s.FullText(), chapter.ChapterLabel)
+			}
+			var id string
+			for _, l := range labels {
+				if strings.HasPrefix(l, chapter.RowLabelPrefix) {
+					id = strings.TrimPrefix(l, chapter.RowLabelPrefix)
+				}
+			}
+			res := rowResult{state: s.State}
+			for _, e := range s.ReportEntries {
+				v, _ := e.GetRawValue().(string)
+				switch e.Name {
+				case chapter.EntryFailure:
+					var f struct {
+						Message    string `json:"message"`
+						Obligation string `json:"obligation"`
+					}
+					if err := json.Unmarshal([]byte(v), &f); err != nil {
+						t.Errorf("row %s: failure entry %q: %v", id, v, err)
+					}
+					if !strings.HasPrefix(s.Failure.Message, "["+f.Obligation+"] ") {
+						t.Errorf("row %s: failure message %q does not start with [%s]", id, s.Failure.Message, f.Obligation)
+					}
+					res.obligations = append(res.obligations, f.Obligation)
+				case chapter.EntryNothingExercised:
+					res.notExercised = append(res.notExercised, v)
+				}
+			}
+			if _, dup := results[id]; dup {
+				t.Errorf("row %s: two specs", id)
+			}
+			results[id] = res
+		}
+	}
+	var ids []string
+	for id := range results {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	t.Logf("%s: rows %v", c.name, ids)
+	return results
+}
