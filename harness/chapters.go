@@ -2,6 +2,7 @@ package harness
 
 import (
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/chapter/host"
 	"github.com/conform-spi/conform/internal/chapter/longrun"
 	"github.com/conform-spi/conform/internal/chapter/worker"
@@ -14,5 +15,6 @@ func chapters() []chapter.Chapter {
 		host.Chapter(),
 		longrun.Chapter(),
 		worker.Chapter(),
+		fences.Chapter(),
 	}
 }

@@ -30,11 +30,11 @@ func (s *suite) collect(r Report) *reports.Run {
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
 		LabelFilter: r.SuiteConfig.LabelFilter,
-		Obligations: chapter.Obligations,
+		Obligations: catalogue(chapters()),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
 	}
-	sel, err := selection(r.SuiteConfig.LabelFilter)
+	sel, err := selection(r.SuiteConfig.LabelFilter, activeChapters(o))
 	if err != nil {
 		sel = nil // Ginkgo ran with it, so it parses; select nothing rather than guess
 	}
@@ -55,7 +55,7 @@ func (s *suite) collect(r Report) *reports.Run {
 				Labels:      []string{"chapter:" + string(ch.ID), "row:" + string(row.ID)},
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
-				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store}),
+				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences}),
 				NotSelected: !sel[row.ID],
 			})
 		}

@@ -14,6 +14,7 @@ type runFlags struct {
 	store, rows, labels, reportDir string
 	seed                           uint64
 	failpoints                     multi
+	fences                         string
 }
 
 // merge applies a repro and the CONFORM_* environment to the flags, given
@@ -56,6 +57,12 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 		f.failpoints = append(multi(nil), repro.Failpoints...)
 		if repro.Store != "" && !given["store"] {
 			f.store = repro.Store
+		}
+		if repro.Fences != "" {
+			if given["fences"] && f.fences != repro.Fences {
+				return nil, fmt.Errorf("--fences %q conflicts with %s (fences=%s)", f.fences, reproName, repro.Fences)
+			}
+			f.fences = repro.Fences
 		}
 		seedBy = by
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reports"
 )
@@ -49,7 +49,12 @@ type Command struct {
 }
 
 // Main runs the command on os.Args and exits with its code.
-func (c Command) Main() { os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+// Started by the admission chapter as its own helper (self fences), the
+// binary serves the helper protocol instead and exits.
+func (c Command) Main() {
+	fences.ServeHelperIfRequested()
+	os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // Run runs the command on args and returns its exit code.
 func (c Command) Run(args []string, stdout, stderr io.Writer) int {
@@ -120,6 +125,8 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
 	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row")
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
+	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
+	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -158,7 +165,11 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 			return ExitUsage
 		}
 	}
-	if err := checkSelection(filter); err != nil {
+	if _, err := fencesCommand(f.fences); err != nil {
+		fmt.Fprintf(stderr, "conform run: --%v\n", err)
+		return ExitUsage
+	}
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences})); err != nil {
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
 		return ExitUsage
 	}
@@ -187,6 +198,7 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	}
 	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d%s)\n", Version, f.store, f.seed, note)
 	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(stdout), WithSeed(f.seed)}
+	opts = append(opts, WithFences(f.fences, *fencesDir))
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
@@ -340,10 +352,12 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 		tw.Flush()
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout, "obligations:")
-	for _, o := range chapter.Obligations {
-		fmt.Fprintf(stdout, "  %-9s %s\n", o.ID, o.Title)
+	fmt.Fprintln(stdout, "obligations (label = ID):")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 1, ' ', 0)
+	for _, o := range catalogue(chapters()) {
+		fmt.Fprintf(tw, "  %s\t%s\n", o.ID, o.Title)
 	}
+	tw.Flush()
 	fmt.Fprintln(stdout, "\nfailpoints (--failpoint name=terms):")
 	for _, e := range faults.Catalogue() {
 		fmt.Fprintf(stdout, "  %-26s [%s] %s\n  %-26s effects: %s\n", e.Name, e.Layer, e.Doc, "", e.Effects)

@@ -51,6 +51,15 @@ type Options struct {
 	// judges the other order, and (×10, at most a third of RowTimeout) how
 	// long the independence rows wait before they call a stall; 0 means 2 s.
 	Settle time.Duration
+	// Fences runs the admission chapter: "self" for conform's own fences
+	// (served by the running executable, which must call the helper's
+	// entry point first; the conform command does), or "exec:PROGRAM ARGS"
+	// for a helper of another implementation (docs/admission-helper-protocol.md;
+	// the arguments are split at spaces). Empty leaves the chapter out.
+	Fences string
+	// FencesDir is where the admission chapter makes its directories; it
+	// must host fences. Empty: the system's temporary directory.
+	FencesDir string
 	// WithoutInStoreFaults declares that the store calls no in-store site
 	// (see the option of the same name).
 	WithoutInStoreFaults bool
@@ -105,6 +114,29 @@ func WithRepro(r Repro) Option {
 // "conformant without in-store faults", and every report says so and lists
 // what was not exercised.
 func WithoutInStoreFaults() Option { return func(o *Options) { o.WithoutInStoreFaults = true } }
+
+// WithFences runs the admission chapter over the helper fences names
+// (see Options.Fences), making its directories in dir ("" for the
+// system's temporary directory).
+func WithFences(fences, dir string) Option {
+	return func(o *Options) { o.Fences, o.FencesDir = fences, dir }
+}
+
+// fencesCommand parses Options.Fences: nil for "", an empty command for
+// "self", the program and its arguments for "exec:...".
+func fencesCommand(s string) ([]string, error) {
+	switch {
+	case s == "":
+		return nil, nil
+	case s == "self":
+		return []string{}, nil
+	case strings.HasPrefix(s, "exec:"):
+		if args := strings.Fields(strings.TrimPrefix(s, "exec:")); len(args) > 0 {
+			return args, nil
+		}
+	}
+	return nil, fmt.Errorf("fences %q: want self or exec:PROGRAM ARGS", s)
+}
 
 // WithSettle sets Options.Settle.
 func WithSettle(d time.Duration) Option { return func(o *Options) { o.Settle = d } }
@@ -228,6 +260,12 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 			s.LabelFilter, s.labelsFrom = "row:"+r.Row, EnvRepro
 		}
 		s.Failpoints, s.failpointsFrom = append([]string(nil), r.Failpoints...), EnvRepro
+		if r.Fences != "" {
+			s.Fences = r.Fences
+		}
+	}
+	if _, err := fencesCommand(s.Fences); err != nil {
+		return s, err
 	}
 	if s.Seed == 0 {
 		seed, err := drawSeed()

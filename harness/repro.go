@@ -21,6 +21,9 @@ type Repro struct {
 	Row        string
 	Failpoints []string
 	Store      string
+	// Fences is the admission chapter's helper (Options.Fences), when the
+	// run had one other than conform's own.
+	Fences string
 }
 
 const reproVersion = "v1"
@@ -38,6 +41,9 @@ func (r Repro) String() string {
 	}
 	if r.Store != "" {
 		parts = append(parts, "store="+url.QueryEscape(r.Store))
+	}
+	if r.Fences != "" && r.Fences != "self" {
+		parts = append(parts, "fences="+url.QueryEscape(r.Fences))
 	}
 	return strings.Join(parts, ";")
 }
@@ -80,6 +86,11 @@ func ParseRepro(s string) (Repro, error) {
 			r.Failpoints = append(r.Failpoints, val)
 		case "store":
 			r.Store = val
+		case "fences":
+			if _, err := fencesCommand(val); err != nil {
+				return Repro{}, fmt.Errorf("repro: %v", err)
+			}
+			r.Fences = val
 		default:
 			return Repro{}, fmt.Errorf("repro: unknown part %q", k)
 		}

@@ -52,15 +52,7 @@ func Register(newRealm NewRealm, opts ...Option) bool {
 
 func (s *suite) register(newRealm NewRealm) {
 	o := s.opts
-	cfg := chapter.Config{
-		NewRealm:   newRealm,
-		Seed:       o.Seed,
-		RowTimeout: o.RowTimeout,
-		Settle:     o.Settle,
-		Repro: func(rowID reports.RowID) string {
-			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store})
-		},
-	}
+	cfg := chapterConfig(o, newRealm)
 	BeforeSuite(func() {
 		s.start = time.Now()
 		if err := s.arm(); err != nil {
@@ -139,7 +131,7 @@ func Run(t *testing.T, newRealm NewRealm, opts ...Option) {
 	s.register(newRealm)
 	sc, rc := GinkgoConfiguration()
 	sc.LabelFilter = joinFilters(sc.LabelFilter, o.LabelFilter)
-	if err := checkSelection(sc.LabelFilter); err != nil {
+	if err := checkSelection(sc.LabelFilter, activeChapters(o)); err != nil {
 		t.Fatalf("conform: %v", err)
 	}
 	t.Log(st.header())
@@ -172,7 +164,7 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 	sc.LabelFilter = o.LabelFilter
 	sc.Timeout = 24 * time.Hour
 	rc.NoColor = true
-	if err := checkSelection(sc.LabelFilter); err != nil {
+	if err := checkSelection(sc.LabelFilter, activeChapters(o)); err != nil {
 		return nil, err
 	}
 	RunSpecs(&failRecorder{}, "conform", sc, rc)
@@ -196,38 +188,60 @@ func joinFilters(a, b string) string {
 
 // ValidateLabelFilter checks a label filter expression without running.
 func ValidateLabelFilter(f string) error {
-	_, err := selection(f)
+	_, err := selection(f, chapters())
 	return err
 }
 
-// selection returns the rows label filter f selects.
-func selection(f string) (map[reports.RowID]bool, error) {
+// chapterConfig returns the chapters' config of a run with o over
+// newRealm.
+func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
+	fences, _ := fencesCommand(o.Fences) // resolve checked it
+	return chapter.Config{
+		NewRealm:   newRealm,
+		Seed:       o.Seed,
+		RowTimeout: o.RowTimeout,
+		Settle:     o.Settle,
+		Repro: func(rowID reports.RowID) string {
+			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences})
+		},
+		Fences:    fences,
+		FencesDir: o.FencesDir,
+	}
+}
+
+// activeChapters returns the chapters a run with o includes.
+func activeChapters(o Options) []chapter.Chapter {
+	return chapter.Active(chapterConfig(o, nil), chapters())
+}
+
+// selection returns the rows of chs that label filter f selects.
+func selection(f string, chs []chapter.Chapter) (map[reports.RowID]bool, error) {
 	if f == "" {
-		return chapter.Selected(chapters(), nil), nil
+		return chapter.Selected(chs, nil), nil
 	}
 	match, err := types.ParseLabelFilter(f)
 	if err != nil {
 		return nil, fmt.Errorf("label filter %q: %s", f, plain(err.Error()))
 	}
-	return chapter.Selected(chapters(), match), nil
+	return chapter.Selected(chs, match), nil
 }
 
 // checkSelection refuses a label filter that is malformed or selects no
-// row: an empty run shows nothing, so it is bad input, not a pass.
-func checkSelection(f string) error {
-	sel, err := selection(f)
+// row of chs: an empty run shows nothing, so it is bad input, not a pass.
+func checkSelection(f string, chs []chapter.Chapter) error {
+	sel, err := selection(f, chs)
 	if err != nil {
 		return err
 	}
 	if len(sel) == 0 {
-		return fmt.Errorf("label filter %q selects no row; labels that exist: %s", f, strings.Join(knownLabels(), ", "))
+		return fmt.Errorf("label filter %q selects no row of this run; labels that exist: %s", f, strings.Join(knownLabels(chs), ", "))
 	}
 	return nil
 }
 
-// knownLabels lists the labels a filter can name: chapters, rows and
-// obligations.
-func knownLabels() []string {
+// knownLabels lists the labels a filter can name in chs: chapters, rows
+// and obligations.
+func knownLabels(chs []chapter.Chapter) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(l string) {
@@ -236,15 +250,15 @@ func knownLabels() []string {
 			out = append(out, l)
 		}
 	}
-	for _, c := range chapters() {
+	for _, c := range chs {
 		add("chapter:" + string(c.ID))
 	}
-	for _, c := range chapters() {
+	for _, c := range chs {
 		for _, r := range c.Rows() {
 			add("row:" + string(r.ID))
 		}
 	}
-	for _, o := range chapter.Obligations {
+	for _, o := range catalogue(chs) {
 		add(string(o.ID))
 	}
 	return out
@@ -284,10 +298,15 @@ func progressLine(w io.Writer, r SpecReport) {
 // summary prints the verdict, the counts and why, then where the reports
 // went (or why they did not).
 func summary(w io.Writer, run *reports.Run, dir string, werr error) {
-	c := run.Counts()
+	sel := run.Selected()
+	c := (&reports.Run{Rows: sel}).Counts()
 	v := run.Verdict()
-	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run (%s, seed %d)\n",
-		strings.ToUpper(v.Label()), c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], run.Duration.Round(time.Millisecond), run.Seed)
+	left := ""
+	if n := len(run.Rows) - len(sel); n > 0 {
+		left = fmt.Sprintf(", %d not selected", n)
+	}
+	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
+		strings.ToUpper(v.Label()), c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
 			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))
@@ -309,4 +328,14 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// catalogue returns the obligations of chs: the shared catalogue, then
+// each chapter's own.
+func catalogue(chs []chapter.Chapter) chapter.Catalogue {
+	out := append(chapter.Catalogue(nil), chapter.Obligations...)
+	for _, c := range chs {
+		out = append(out, c.Obligations...)
+	}
+	return out
 }

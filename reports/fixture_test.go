@@ -8,17 +8,17 @@ import (
 // catalogue is the obligation catalogue the fixtures use.
 func catalogue() []Obligation {
 	return []Obligation{
-		{"ob:1", "All or nothing", "A load shows a batch completely, in every scope it touches, or not at all."},
-		{"ob:2", "Durable once acknowledged", "After commit answers Ok, the batch survives a writer crash."},
-		{"ob:3", "Idempotent retry", "A commit id sent twice acts once."},
-		{"ob:4", "One version chain per scope", "If two exist anyway, every load must resolve them the same way."},
-		{"ob:5", "Fencing", "After a token is acquired, a batch carrying a lower token whose commit point comes later never becomes visible."},
-		{"ob:6", "Logical removal", "Truncate, drop and delete take effect for loads together with their batch."},
-		{"ob:7", "Order", "Rows load in commit order."},
-		{"ob:8", "Independence", "No realm-wide lock, pointer, sequence or transaction on the commit path."},
-		{"ob:9", "Listing", "A scope is listed once its creating batch is visible, and not after its deletion."},
-		{"ob:fence", "Fence leases", "The store records a lease for the holder of the highest token."},
-		{"ob:errors", "Error contract", "Answer Unavailable only when nothing was applied."},
+		{"ob:1", "All or nothing", "A load shows a batch completely, in every scope it touches, or not at all.", ""},
+		{"ob:2", "Durable once acknowledged", "After commit answers Ok, the batch survives a writer crash.", ""},
+		{"ob:3", "Idempotent retry", "A commit id sent twice acts once.", ""},
+		{"ob:4", "One version chain per scope", "If two exist anyway, every load must resolve them the same way.", ""},
+		{"ob:5", "Fencing", "After a token is acquired, a batch carrying a lower token whose commit point comes later never becomes visible.", ""},
+		{"ob:6", "Logical removal", "Truncate, drop and delete take effect for loads together with their batch.", ""},
+		{"ob:7", "Order", "Rows load in commit order.", ""},
+		{"ob:8", "Independence", "No realm-wide lock, pointer, sequence or transaction on the commit path.", ""},
+		{"ob:9", "Listing", "A scope is listed once its creating batch is visible, and not after its deletion.", ""},
+		{"ob:fence", "Fence leases", "The store records a lease for the holder of the highest token.", ""},
+		{"ob:errors", "Error contract", "Answer Unavailable only when nothing was applied.", ""},
 	}
 }
 
@@ -97,6 +97,6 @@ func hostileRun() *Run {
 	}
 	return &Run{
 		Schema: SchemaVersion, Tool: hostile, Version: hostile, Store: hostile, Failpoints: []string{hostile},
-		LabelFilter: hostile, Obligations: []Obligation{{ID: "ob:1", Title: hostile, Quote: hostile}}, Rows: rows,
+		LabelFilter: hostile, Obligations: []Obligation{{ID: "ob:1", Title: hostile, Statement: hostile}}, Rows: rows,
 	}
 }

@@ -48,20 +48,20 @@ type (
 		ChapterStart, Details, NoFailures bool
 	}
 	htmlColumn struct {
-		ID, Title, Quote string
-		InCatalogue      bool
+		ID, Title, Statement string
+		InCatalogue          bool
 	}
 	htmlCell struct {
 		Ob, Class, Symbol, Label, Title string
 	}
 	htmlFailure struct {
-		N, Of                                     int
-		Obligation, Quote, Message, Expected, Got string
-		Location                                  string
-		Diff                                      []htmlLine
-		Trail                                     []string
-		TrailTotal, TrailCut                      string
-		TrailStart                                int
+		N, Of                                         int
+		Obligation, Statement, Message, Expected, Got string
+		Location                                      string
+		Diff                                          []htmlLine
+		Trail                                         []string
+		TrailTotal, TrailCut                          string
+		TrailStart                                    int
 	}
 	htmlLine struct {
 		Class, Text string
@@ -74,7 +74,7 @@ type (
 // counts; a matrix with one row per row of the run and one column per
 // obligation, each cell passed, failed, not exercised, not run, or blank
 // when the row does not check that obligation, marked by colour and by a
-// text symbol; then each finding: failures with the obligation's quote,
+// text symbol; then each finding: failures with the obligation's statement,
 // expected, got, the diff, the trail and the repro line in a code element
 // that selects whole on a click, and the parts not exercised. The columns
 // are the catalogue in order, then any obligation a row names that the
@@ -148,7 +148,7 @@ func columns(run *Run) []htmlColumn {
 	add := func(o Obligation, known bool) {
 		if !seen[o.ID] {
 			seen[o.ID] = true
-			cols = append(cols, htmlColumn{ID: field(string(o.ID)), Title: field(o.Title), Quote: field(o.Quote), InCatalogue: known})
+			cols = append(cols, htmlColumn{ID: field(string(o.ID)), Title: field(o.Title), Statement: field(o.Statement), InCatalogue: known})
 		}
 	}
 	for _, o := range run.Obligations {
@@ -246,7 +246,7 @@ func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
 		Location:   field(f.Location),
 	}
 	if o, ok := run.Obligation(f.Obligation); ok {
-		hf.Quote = field(o.Quote)
+		hf.Statement = field(o.Statement)
 	}
 	if f.Diff != "" {
 		for _, line := range strings.Split(field(f.Diff), "\n") {

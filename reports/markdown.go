@@ -32,7 +32,7 @@ func emoji(s Status) string {
 // summary or a pull-request comment: a verdict line (✅ conformant or ❌ not
 // conformant), the run's store, seed, version and duration, the counts, a
 // table of rows (status, name, obligations, duration), then a section per
-// failed row with each failure (the obligation's quote, the message,
+// failed row with each failure (the obligation's statement, the message,
 // expected, got and diff in fenced code blocks, the trail) and the row's
 // repro line in a code block, then the parts not exercised. Store text is
 // cut to FieldMax per field (logs to OutputMax, trails to their last
@@ -159,8 +159,8 @@ func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
 			break
 		}
 		fmt.Fprintf(b, "#### Failure %d of %d: %s\n\n", i+1, len(row.Failures), md(obligationName(run, f.Obligation)))
-		if o, ok := run.Obligation(f.Obligation); ok && o.Quote != "" {
-			fmt.Fprintf(b, "> %s\n\n", md(o.Quote))
+		if o, ok := run.Obligation(f.Obligation); ok && o.Statement != "" {
+			fmt.Fprintf(b, "> %s\n\n", md(o.Statement))
 		}
 		fmt.Fprintf(b, "%s\n\n", md(f.Message))
 		mdBlock(b, "Expected", "", f.Expected)

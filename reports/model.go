@@ -86,7 +86,11 @@ func (s Status) Symbol() string {
 type Obligation struct {
 	ID    ObligationID `json:"id"`    // "ob:1".."ob:9", "ob:fence" (fence leases), "ob:errors" (error contract)
 	Title string       `json:"title"` // "All or nothing"
-	Quote string       `json:"quote"` // the spec's words
+	// Statement is the rule in one or two sentences, in conform's words.
+	Statement string `json:"statement"`
+	// Doc is where the rule is explained, relative to conform's module
+	// ("docs/host-store-contract.md#ob-1").
+	Doc string `json:"doc,omitempty"`
 }
 
 // Failure is one check of a row that did not hold. A row run with

@@ -14,6 +14,13 @@ export CONFORM_PG_STATE="${CONFORM_PG_STATE:-$(mktemp -d)/conform-pg.state}"
 eval "$(scripts/pg.sh start)"
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 
+# The admission chapter's tests drive a helper written in Python from the
+# protocol document, and util-linux flock(1).
+if [ ! -x /usr/bin/python3 ] || ! command -v flock >/dev/null; then
+	echo "== installing python3 and util-linux"
+	apt-get update -qq && apt-get install -y -qq python3 util-linux >/dev/null
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l . | grep -v '^vendor/' || true)
 if [ -n "$unformatted" ]; then

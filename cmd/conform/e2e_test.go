@@ -195,7 +195,8 @@ func TestListNamesRowsObligationsAndFailpoints(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"row:stale-fence", "ob:5", "Fencing", "commit-locked", "wrap/commit-before-send", "reference:"} {
+	for _, want := range []string{"row:stale-fence", "ob:5", "Fencing", "commit-locked", "wrap/commit-before-send", "reference:",
+		"Realm admission fences (label chapter:admission)", "row:adm-exclusive-shared", "row:adm-file-kinds", "adm:exclusion", "adm:permissions"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
 		}
@@ -589,5 +590,73 @@ func TestEmptySelectionExitsTwo(t *testing.T) {
 	r := conform(t, "run", "--label-filter", "row:kil")
 	if !strings.Contains(r.stderr, "row:kill") || !strings.Contains(r.stderr, "ob:5") {
 		t.Errorf("the refusal does not list the labels that exist:\n%s", r.stderr)
+	}
+}
+
+// TestAdmissionChapter runs the admission chapter through the command: over
+// conform's own fences every row passes; over a helper with a planted bug,
+// driven through the helper protocol as any other implementation would be,
+// the rows that bug breaks fail under their obligation, in every report,
+// with a repro line that names the helper.
+func TestAdmissionChapter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, "run", "--label-filter", "chapter:admission", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("own fences: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := run.Selected()
+	if len(sel) != 19 || run.Verdict() != reports.VerdictConformant {
+		t.Fatalf("own fences: %d rows selected, verdict %s; want the 19 admission rows, conformant", len(sel), run.Verdict())
+	}
+	for _, row := range sel {
+		if row.Chapter != "admission" || !row.Certified() {
+			t.Errorf("row %s/%s: %s %v", row.Chapter, row.ID, row.Status, row.NotExercised)
+		}
+	}
+
+	// The broken helper: the command's own binary, its helper switched to
+	// a bug that takes shared locks where a guard needs an exclusive one.
+	helper := "exec:" + binary
+	r = conformEnv(t, []string{"CONFORM_FENCES_BUG=shared-guard"}, "run", "--label-filter", "chapter:admission", "--fences", helper, "--report-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "NOT CONFORMANT") {
+		t.Fatalf("broken fences: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err = harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[reports.RowID]reports.ObligationID{}
+	for _, row := range run.Selected() {
+		if row.Status == reports.StatusFailed && len(row.Failures) > 0 {
+			failed[row.ID] = row.Failures[0].Obligation
+			if !strings.Contains(row.Repro, "row=adm-") || !strings.Contains(row.Repro, "fences=exec%3A") {
+				t.Errorf("row %s: repro %q does not name the row and the helper", row.ID, row.Repro)
+			}
+		}
+	}
+	for id, ob := range map[reports.RowID]reports.ObligationID{"adm-exclusive-shared": "adm:exclusion", "adm-exclusive-exclusive": "adm:exclusion", "adm-try": "adm:bound"} {
+		if failed[id] != ob {
+			t.Errorf("broken fences: row %s failed under %q, want %s (failed: %v)", id, failed[id], ob, failed)
+		}
+	}
+	if _, ok := failed["adm-mode"]; ok {
+		t.Errorf("broken fences: row adm-mode failed, which the bug does not break")
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "adm:exclusion") {
+		t.Error("report.md does not name adm:exclusion")
+	}
+
+	// A helper that is not there is refused as the chapter's finding, not a crash.
+	r = conform(t, "run", "--label-filter", "row:adm-try", "--fences", "exec:/nonexistent/helper", "--report-dir", dir)
+	if r.code != 1 || strings.Contains(r.stderr, "panic:") {
+		t.Errorf("missing helper: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := conform(t, "run", "--fences", "exec:"); r.code != 2 || !strings.Contains(r.stderr, "exec:PROGRAM") {
+		t.Errorf("empty exec: exit %d, stderr %s", r.code, r.stderr)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 
 	"github.com/conform-spi/conform/admission"
-	"github.com/conform-spi/conform/admission/chapter"
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reference"
@@ -20,9 +19,6 @@ import (
 var extraOpeners = map[string]harness.Opener{}
 
 func main() {
-	// Started by the admission chapter as its helper (CONFORM_ADMISSION_HELPER=1),
-	// the binary serves the helper protocol and exits; otherwise this returns.
-	chapter.ServeHelperIfRequested()
 	openers := map[string]harness.Opener{
 		"reference":         openReference,
 		"sqlite":            openSQLite(),

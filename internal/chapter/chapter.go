@@ -73,6 +73,24 @@ type Chapter struct {
 	Title    string
 	Rows     func() []*Row
 	Register func(cfg Config) bool
+	// Runs reports whether a run with cfg includes the chapter; nil means
+	// always. A chapter a run leaves out is listed, but none of its rows is
+	// selected.
+	Runs func(cfg Config) bool
+	// Obligations are the chapter's own obligations, beyond the shared
+	// catalogue (Obligations).
+	Obligations Catalogue
+}
+
+// Active returns the chapters a run with cfg includes.
+func Active(cfg Config, chapters []Chapter) []Chapter {
+	var out []Chapter
+	for _, c := range chapters {
+		if c.Runs == nil || c.Runs(cfg) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // register registers c for cfg.
@@ -83,15 +101,16 @@ func (c Chapter) register(cfg Config) bool {
 	return RegisterRows(cfg, c.ID, c.Title, c.Rows())
 }
 
-// RegisterAll registers the chapters for cfg, in the order given; each
-// gets a realm of its own. They sit in one container, so that Ginkgo,
+// RegisterAll registers the chapters for cfg, in the order given, but for
+// those a run with cfg leaves out (Chapter.Runs); each gets a realm of its
+// own. They sit in one container, so that Ginkgo,
 // which shuffles top-level containers, runs them in that order. It
 // returns true.
 func RegisterAll(cfg Config, chapters []Chapter) bool {
 	Describe("conform", Ordered, ContinueOnFailure, func() {
 		nested = true
 		defer func() { nested = false }()
-		for _, c := range chapters {
+		for _, c := range Active(cfg, chapters) {
 			c.register(cfg)
 		}
 	})

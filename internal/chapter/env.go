@@ -46,6 +46,15 @@ type Config struct {
 	// store's verdict into a failure: it only picks which valid order a row
 	// then checks.
 	Settle time.Duration
+	// Fences, when not nil, runs the admission chapter over a helper: a
+	// program and its arguments that speak the helper protocol
+	// (docs/admission-helper-protocol.md), or an empty slice for the
+	// running executable, which serves conform's own fences. Nil leaves the
+	// chapter out.
+	Fences []string
+	// FencesDir is where the admission chapter makes its directories; it
+	// must host fences. Empty: the system's temporary directory.
+	FencesDir string
 }
 
 // RowBound returns RowTimeout, or 60 s when it is zero.

@@ -66,14 +66,14 @@ func (e *Env) Failf(ob reports.ObligationID, format string, args ...any) {
 func (e *Env) failureText(f reports.Failure) string {
 	var sb strings.Builder
 	title := string(f.Obligation)
-	quote := ""
+	rule, doc := "", ""
 	if o, ok := Obligations.ByID(f.Obligation); ok {
 		title = string(o.ID) + " " + o.Title
-		quote = o.Quote
+		rule, doc = o.Statement, o.Doc
 	}
 	fmt.Fprintf(&sb, "[%s] %s\n", title, f.Message)
-	if quote != "" {
-		fmt.Fprintf(&sb, "  the spec: %q\n", quote)
+	if rule != "" {
+		fmt.Fprintf(&sb, "  the rule: %s (%s)\n", rule, doc)
 	}
 	writeBlock(&sb, "expected", f.Expected)
 	writeBlock(&sb, "got", f.Got)

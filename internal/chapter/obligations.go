@@ -16,14 +16,15 @@ const (
 	ObFenceLease   reports.ObligationID = "ob:fence"
 	ObErrors       reports.ObligationID = "ob:errors"
 	ObOperations   reports.ObligationID = "ob:ops"
-	// ObWriter is Core's writer rules, which the long-run and
+	// ObWriter is the writer rules, which the long-run and
 	// durable-worker chapters check a writer keeps over the store.
 	ObWriter reports.ObligationID = "ob:writer"
 	// ObRun is what a scripted run over the store shows after restarts.
 	ObRun reports.ObligationID = "ob:run"
 )
 
-// Catalogue is a list of obligations, each with the spec's words.
+// Catalogue is a list of obligations, each stated in our own words with
+// the place in docs/ that explains it.
 type Catalogue []reports.Obligation
 
 // ByID returns the obligation with id, if the catalogue holds it.
@@ -41,18 +42,18 @@ func (c Catalogue) ByID(id reports.ObligationID) (reports.Obligation, bool) {
 // the error contract and the writer rules and scripted runs of the long-run
 // and durable-worker chapters.
 var Obligations = Catalogue{
-	{ID: ObAllOrNothing, Title: "All or nothing", Quote: "A load shows a batch completely, in every scope it touches, or not at all."},
-	{ID: ObDurable, Title: "Durable once acknowledged", Quote: "After commit answers Ok, the batch survives a writer crash, and every later load shows it, from this writer or any later one, unless obligation 5 hides it."},
-	{ID: ObRetry, Title: "Idempotent retry", Quote: "A commit id sent twice acts once. A store may refuse the duplicate or collapse it at load; answering Ok to a retry of a batch that already landed is the usual way."},
-	{ID: ObVersionChain, Title: "One version chain per scope", Quote: "If two exist anyway (a fenced-out writer, a bug), every load must resolve them the same way. [...] a batch that loses in one scope is invisible in all of them. Whatever the rule, a batch carrying a lower fence token never beats one carrying a higher token at the same version."},
-	{ID: ObFencing, Title: "Fencing", Quote: "After a token is acquired, a batch carrying a lower token whose commit point comes later never becomes visible. Every batch whose commit point comes before the acquire stays visible, whether or not its writer saw the acknowledgement: a load after the acquire shows it."},
-	{ID: ObRemoval, Title: "Logical removal", Quote: "Truncate, drop and delete take effect for loads together with their batch."},
-	{ID: ObOrder, Title: "Order", Quote: "Rows load in commit order."},
-	{ID: ObIndependence, Title: "Independence", Quote: "No realm-wide lock, pointer, sequence or transaction on the commit path, and scopes commit concurrently."},
-	{ID: ObListing, Title: "Listing", Quote: "A scope is listed once its creating batch is visible, and not after its deletion."},
-	{ID: ObFenceLease, Title: "Fence leases", Quote: "acquire_fence answers a token higher than any acquired before in the realm, durably, and records the new holder's lease. With Exclusive, a live holder makes it answer Held. With Takeover, it supersedes any holder and reports what remained of that holder's lease (zero when no holder was live). renew_fence confirms that no token higher than token exists, and records a new lease for its holder from now, also when that holder's last lease has lapsed. Answers FencedOut when a higher token exists."},
-	{ID: ObOperations, Title: "Operations", Quote: "load_head: the scope's visible head, or None when the scope was never created or was deleted. list_heads: visible scopes of kind whose names sort after after, in name order by the bytes of their names, at most limit; next is None when the listing has ended. read_rows: the scope's visible rows from index from, in index order, at most limit, ending early at the scope's end. A from below the first visible row is Invalid. A scope that does not exist has no rows. commit: applies one batch atomically. Ok means durable."},
-	{ID: ObWriter, Title: "Core's writer rules", Quote: "The holder fences itself on its own clock: it makes no model call, dispatches nothing and commits nothing unless its last successful acquire or renew started less than the self-fence window ago. [...] After an acquire that supersedes a live holder, the new holder waits out FenceGrant::superseded_lease before it makes a model call or dispatches anything. [...] Core never reuses a commit id for different content, and never commits a scope's next version while an earlier commit touching that scope has an unknown outcome."},
-	{ID: ObRun, Title: "Scripted runs", Quote: "The crate's long-run and durable-worker chapters run scripted runs over a store, kill them at chosen points of a round, and check that each restart continues from the last commit under the same run id, or, when nothing was committed yet, runs the input again as a new run."},
-	{ID: ObErrors, Title: "Error contract", Quote: "Answer Unavailable only when nothing was applied. When you cannot tell whether a commit landed, answer Indeterminate. (Go shape: a store answers one of the six error types, or ctx.Err() when the context ended.)"},
+	{ID: ObAllOrNothing, Title: "All or nothing", Statement: "Every load shows a batch in all the scopes it writes or in none of them, while the commit runs and after any crash.", Doc: "docs/host-store-contract.md#ob-1"},
+	{ID: ObDurable, Title: "Durable once acknowledged", Statement: "Once Commit returns nil the batch is permanent: it outlives its writer, and every handle opened later loads it, unless fencing hides it at load.", Doc: "docs/host-store-contract.md#ob-2"},
+	{ID: ObRetry, Title: "Idempotent retry", Statement: "A commit id sent twice, from any handle and at any time, takes effect once. Returning nil for a batch that already landed is the usual way; refusing the duplicate, or collapsing it at load, also counts.", Doc: "docs/host-store-contract.md#ob-3"},
+	{ID: ObVersionChain, Title: "One version chain per scope", Statement: "When two batches claim the same version of a scope, every load picks the same winner and the loser vanishes from all of its scopes. A higher fence token always beats a lower one.", Doc: "docs/host-store-contract.md#ob-4"},
+	{ID: ObFencing, Title: "Fencing", Statement: "Once a token is acquired, a batch with a lower token whose commit point comes later never becomes visible, and every batch whose commit point came earlier stays visible. Commit points follow the store's own order, never a writer's clock.", Doc: "docs/host-store-contract.md#ob-5"},
+	{ID: ObRemoval, Title: "Logical removal", Statement: "TruncateAfter, DropBefore and Delete change what loads see in the same step as the rest of their batch. Removing the bytes themselves can wait.", Doc: "docs/host-store-contract.md#ob-6"},
+	{ID: ObOrder, Title: "Order", Statement: "A scope's rows load in the order they were committed, each at its stable index.", Doc: "docs/host-store-contract.md#ob-7"},
+	{ID: ObIndependence, Title: "Independence", Statement: "Commits to different scopes never wait for each other: nothing realm-wide is held on the commit path, and the fence is only read there.", Doc: "docs/host-store-contract.md#ob-8"},
+	{ID: ObListing, Title: "Listing", Statement: "ListHeads shows a scope from the moment its creating batch is visible until the moment its deleting batch is visible, with the head a load would show.", Doc: "docs/host-store-contract.md#ob-9"},
+	{ID: ObFenceLease, Title: "Fence leases", Statement: "AcquireFence issues a durable token above every earlier one and records a lease on the store's clock; Exclusive returns Held while a holder is live, Takeover reports what was left of its lease. RenewFence starts a fresh lease for the highest token, even a lapsed one, and returns FencedOut to a superseded token.", Doc: "docs/host-store-contract.md#fence-leases"},
+	{ID: ObOperations, Title: "Operations", Statement: "LoadHead, ListHeads, ReadRows and Commit return what the contract says: only visible heads and rows, names in byte order, at most limit entries, stable row indices, Invalid below the first visible row. Commit returns nil only once the batch is durable.", Doc: "docs/host-store-contract.md#operations"},
+	{ID: ObErrors, Title: "Error contract", Statement: "A store returns nil, one of the six hoststore error types, or ctx.Err() once the caller's context ended; Unavailable promises that nothing was applied, and an unknown commit outcome is Indeterminate. A panic, a hang or any other error is a breach.", Doc: "docs/host-store-contract.md#errors"},
+	{ID: ObWriter, Title: "Writer rules", Statement: "The writer over the store acquires exclusively, renews on time, fences itself on its own clock, waits out a superseded lease, and settles a commit of unknown outcome before it writes those scopes again. The long-run and durable-worker chapters check that package writer keeps these rules.", Doc: "docs/host-store-contract.md#writer-rules"},
+	{ID: ObRun, Title: "Scripted runs", Statement: "A scripted run killed at any point of a round restarts from its newest landed commit under the same run id, or from its input as a new run when nothing landed. No landed round is lost and none is committed twice.", Doc: "docs/host-store-contract.md#scripted-runs"},
 }

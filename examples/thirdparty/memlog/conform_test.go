@@ -27,7 +27,7 @@ func TestConform(t *testing.T) {
 	if v := run.Verdict(); v != reports.VerdictConformant {
 		t.Errorf("verdict %s, want %s", v, reports.VerdictConformant)
 	}
-	for _, row := range run.Rows {
+	for _, row := range run.Selected() {
 		if !row.Certified() {
 			t.Errorf("row %s: %s, not exercised: %v", row.ID, row.Status, row.NotExercised)
 		}

@@ -1,4 +1,4 @@
-package chapter
+package fences
 
 // Obligation is one rule of realm admission fences the chapter certifies,
 // in the conformance suite's own words. Its fields are plain strings so that

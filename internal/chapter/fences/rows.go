@@ -1,4 +1,4 @@
-package chapter
+package fences
 
 import (
 	"time"
@@ -30,7 +30,7 @@ const RowLabelPrefix = "row:adm-"
 func (s RowSpec) Labels() []string {
 	labels := []string{RowLabelPrefix + s.ID}
 	for _, ob := range s.Obligations {
-		labels = append(labels, "ob:"+ob)
+		labels = append(labels, ob)
 	}
 	return labels
 }

@@ -1,11 +1,11 @@
-package chapter_test
+package fences_test
 
 import (
 	"regexp"
 	"slices"
 	"testing"
 
-	"github.com/conform-spi/conform/admission/chapter"
+	"github.com/conform-spi/conform/internal/chapter/fences"
 )
 
 // TestCatalogue checks the obligations and rows as data: unique IDs of the
@@ -16,7 +16,7 @@ func TestCatalogue(t *testing.T) {
 	rowID := regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	checked := map[string]bool{}
 	seen := map[string]bool{}
-	for _, row := range chapter.Rows() {
+	for _, row := range fences.Rows() {
 		if !rowID.MatchString(row.ID) || seen[row.ID] {
 			t.Errorf("row ID %q: not a lower-case slug, or twice", row.ID)
 		}
@@ -25,18 +25,18 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("row %s: no name or no obligations", row.ID)
 		}
 		for _, ob := range row.Obligations {
-			if _, ok := chapter.ObligationByID(ob); !ok {
+			if _, ok := fences.ObligationByID(ob); !ok {
 				t.Errorf("row %s checks %s, which is not in the catalogue", row.ID, ob)
 			}
 			checked[ob] = true
 		}
 		labels := row.Labels()
-		if labels[0] != chapter.RowLabelPrefix+row.ID || !slices.Contains(labels, "ob:"+row.Obligations[0]) {
+		if labels[0] != fences.RowLabelPrefix+row.ID || !slices.Contains(labels, row.Obligations[0]) {
 			t.Errorf("row %s: labels %v", row.ID, labels)
 		}
 	}
 	ids := map[string]bool{}
-	for _, o := range chapter.Obligations() {
+	for _, o := range fences.Obligations() {
 		if !obID.MatchString(o.ID) || ids[o.ID] {
 			t.Errorf("obligation ID %q: not adm:<slug>, or twice", o.ID)
 		}

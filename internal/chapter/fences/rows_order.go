@@ -1,6 +1,6 @@
 //go:build linux
 
-package chapter
+package fences
 
 import (
 	"os"

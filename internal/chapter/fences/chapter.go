@@ -1,4 +1,4 @@
-// Package chapter is the conformance chapter of realm admission fences
+// Package fences is the conformance chapter of realm admission fences
 // (label chapter:admission): Ginkgo rows that certify an implementation of
 // admission fences across real processes. Each participant is a helper
 // process, any program that speaks the helper protocol of
@@ -16,7 +16,7 @@
 // (run as nobody, uid and gid 65534) or a mount namespace need root; run
 // without it they are skipped with the reason, and reported as not
 // exercised, as is a row whose helper answers "unsupported".
-package chapter
+package fences
 
 import (
 	"os"

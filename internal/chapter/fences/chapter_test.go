@@ -1,4 +1,4 @@
-package chapter_test
+package fences_test
 
 import (
 	"os"
@@ -8,21 +8,21 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/conform-spi/conform/admission/chapter"
+	"github.com/conform-spi/conform/internal/chapter/fences"
 )
 
 func TestMain(m *testing.M) {
-	chapter.ServeHelperIfRequested()
+	fences.ServeHelperIfRequested()
 	os.Exit(m.Run())
 }
 
 // envChild, set, makes TestChapter a child of TestCanaries: it names the
-// implementation the child certifies, a canary of chapter.Canaries or
+// implementation the child certifies, a canary of fences.Canaries or
 // "correct", and the child drives it through an explicit Config.Command.
 const envChild = "CONFORM_ADMISSION_CANARY_CHILD"
 
 // envChildUnsupported, set in such a child, is handed to its helpers as
-// chapter.UnsupportedEnv.
+// fences.UnsupportedEnv.
 const envChildUnsupported = "CONFORM_ADMISSION_CANARY_UNSUPPORTED"
 
 // envChildCommand, set in such a child, is the helper's command, words
@@ -32,12 +32,12 @@ const envChildCommand = "CONFORM_ADMISSION_CANARY_COMMAND"
 func TestChapter(t *testing.T) {
 	RegisterFailHandler(Fail)
 	impl, child := os.LookupEnv(envChild)
-	cfg := chapter.Config{Repro: func(row string) string {
+	cfg := fences.Config{Repro: func(row string) string {
 		env := ""
 		if child {
 			env = envChild + "=" + impl + " "
 		}
-		return env + "go test ./admission/chapter -run '^TestChapter$' -args -ginkgo.label-filter='" + chapter.RowLabelPrefix + row + "'"
+		return env + "go test ./internal/chapter/fences -run '^TestChapter$' -args -ginkgo.label-filter='" + fences.RowLabelPrefix + row + "'"
 	}}
 	if child {
 		exe, err := os.Executable()
@@ -49,12 +49,12 @@ func TestChapter(t *testing.T) {
 			cfg.Command = strings.Fields(cmd)
 		}
 		if impl != "correct" {
-			cfg.Env = append(cfg.Env, chapter.FencesBugEnv+"="+impl)
+			cfg.Env = append(cfg.Env, fences.FencesBugEnv+"="+impl)
 		}
 		if cmds := os.Getenv(envChildUnsupported); cmds != "" {
-			cfg.Env = append(cfg.Env, chapter.UnsupportedEnv+"="+cmds)
+			cfg.Env = append(cfg.Env, fences.UnsupportedEnv+"="+cmds)
 		}
 	}
-	chapter.Register(cfg)
+	fences.Register(cfg)
 	RunSpecs(t, "Realm admission fences chapter")
 }

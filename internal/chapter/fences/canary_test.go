@@ -1,6 +1,6 @@
 //go:build linux
 
-package chapter_test
+package fences_test
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/conform-spi/conform/admission/chapter"
+	"github.com/conform-spi/conform/internal/chapter/fences"
 )
 
 // rowResult is what a child's Ginkgo report says of one row.
@@ -30,8 +30,8 @@ type rowResult struct {
 // the rows that must be reported not exercised. Every other row must pass.
 type childCase struct {
 	name         string
-	impl         string // a canary of chapter.Canaries, or "correct"
-	unsupported  string // chapter.UnsupportedEnv
+	impl         string // a canary of fences.Canaries, or "correct"
+	unsupported  string // fences.UnsupportedEnv
 	command      string // the helper's command, words separated by spaces; "": the test executable
 	fail         map[string]string
 	notExercised []string
@@ -39,25 +39,25 @@ type childCase struct {
 
 var childCases = []childCase{
 	{name: "correct", impl: "correct"},
-	{name: chapter.BugSharedGuard, impl: chapter.BugSharedGuard, fail: map[string]string{
-		"exclusive-shared":    chapter.ObExclusion,
-		"shared-shared":       chapter.ObExclusion,
-		"exclusive-exclusive": chapter.ObExclusion,
-		"try":                 chapter.ObBound,
-		"bound":               chapter.ObBound,
-		"sigkill":             chapter.ObExclusion,
-		"cloexec":             chapter.ObExclusion,
+	{name: fences.BugSharedGuard, impl: fences.BugSharedGuard, fail: map[string]string{
+		"exclusive-shared":    fences.ObExclusion,
+		"shared-shared":       fences.ObExclusion,
+		"exclusive-exclusive": fences.ObExclusion,
+		"try":                 fences.ObBound,
+		"bound":               fences.ObBound,
+		"sigkill":             fences.ObExclusion,
+		"cloexec":             fences.ObExclusion,
 		// The bug's hold skips the fence its guard could not create.
-		"group":          chapter.ObPermissions,
-		"denied":         chapter.ObExclusion,
-		"flock-shared":   chapter.ObFlock,
-		"flock-excluded": chapter.ObFlock,
+		"group":          fences.ObPermissions,
+		"denied":         fences.ObExclusion,
+		"flock-shared":   fences.ObFlock,
+		"flock-excluded": fences.ObFlock,
 	}},
-	{name: chapter.BugUmaskMode, impl: chapter.BugUmaskMode, fail: map[string]string{
-		"mode": chapter.ObPermissions,
+	{name: fences.BugUmaskMode, impl: fences.BugUmaskMode, fail: map[string]string{
+		"mode": fences.ObPermissions,
 	}},
-	{name: chapter.BugFollowSymlink, impl: chapter.BugFollowSymlink, fail: map[string]string{
-		"file-kinds": chapter.ObFiles,
+	{name: fences.BugFollowSymlink, impl: fences.BugFollowSymlink, fail: map[string]string{
+		"file-kinds": fences.ObFiles,
 	}},
 	{name: "unsupported", impl: "correct", unsupported: "set,spawn-linger,bind,umask",
 		notExercised: []string{"order-taken", "order-refused", "cloexec", "filesystem", "mode"}},
@@ -81,8 +81,8 @@ func TestCanaries(t *testing.T) {
 			canaries = append(canaries, c.impl)
 		}
 	}
-	if !slices.Equal(canaries, chapter.Canaries()) {
-		t.Errorf("the cases cover the canaries %v, the chapter has %v", canaries, chapter.Canaries())
+	if !slices.Equal(canaries, fences.Canaries()) {
+		t.Errorf("the cases cover the canaries %v, the chapter has %v", canaries, fences.Canaries())
 	}
 	for _, c := range childCases {
 		t.Run(c.name, func(t *testing.T) { checkChild(t, c) })
@@ -103,7 +103,7 @@ func TestPythonHelper(t *testing.T) {
 	// reach.
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no %s: %v", python, err)
+		t.Fatalf("no %s (scripts/test.sh installs it): %v", python, err)
 	}
 	// The script must be readable by nobody, wherever the module lives.
 	dir, err := os.MkdirTemp("", "admission-python-helper-*")
@@ -129,7 +129,7 @@ func TestPythonHelper(t *testing.T) {
 func checkChild(t *testing.T, c childCase) {
 	t.Helper()
 	got := runChild(t, c)
-	for _, row := range chapter.Rows() {
+	for _, row := range fences.Rows() {
 		res, ok := got[row.ID]
 		if !ok {
 			t.Errorf("row %s: not in the child's report", row.ID)
@@ -153,7 +153,7 @@ func checkChild(t *testing.T, c childCase) {
 		}
 	}
 	for id := range c.fail {
-		if !slices.ContainsFunc(chapter.Rows(), func(r chapter.RowSpec) bool { return r.ID == id }) {
+		if !slices.ContainsFunc(fences.Rows(), func(r fences.RowSpec) bool { return r.ID == id }) {
 			t.Errorf("expected row %s is not a row of the chapter", id)
 		}
 	}
@@ -186,20 +186,20 @@ func runChild(t *testing.T, c childCase) map[string]rowResult {
 				continue
 			}
 			labels := s.Labels()
-			if !slices.Contains(labels, chapter.ChapterLabel) {
-				t.Errorf("spec %q lacks the label %s", s.FullText(), chapter.ChapterLabel)
+			if !slices.Contains(labels, fences.ChapterLabel) {
+				t.Errorf("spec %q lacks the label %s", s.FullText(), fences.ChapterLabel)
 			}
 			var id string
 			for _, l := range labels {
-				if strings.HasPrefix(l, chapter.RowLabelPrefix) {
-					id = strings.TrimPrefix(l, chapter.RowLabelPrefix)
+				if strings.HasPrefix(l, fences.RowLabelPrefix) {
+					id = strings.TrimPrefix(l, fences.RowLabelPrefix)
 				}
 			}
 			res := rowResult{state: s.State}
 			for _, e := range s.ReportEntries {
 				v, _ := e.GetRawValue().(string)
 				switch e.Name {
-				case chapter.EntryFailure:
+				case fences.EntryFailure:
 					var f struct {
 						Message    string `json:"message"`
 						Obligation string `json:"obligation"`
@@ -211,7 +211,7 @@ func runChild(t *testing.T, c childCase) map[string]rowResult {
 						t.Errorf("row %s: failure message %q does not start with [%s]", id, s.Failure.Message, f.Obligation)
 					}
 					res.obligations = append(res.obligations, f.Obligation)
-				case chapter.EntryNothingExercised:
+				case fences.EntryNothingExercised:
 					res.notExercised = append(res.notExercised, v)
 				}
 			}
