@@ -34,6 +34,9 @@ func (s *suite) collect(r Report) *reports.Run {
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
 	}
+	s.mu.Lock()
+	run.Warnings = append([]string(nil), s.warnings...)
+	s.mu.Unlock()
 	sel, err := selection(r.SuiteConfig.LabelFilter, activeChapters(o))
 	if err != nil {
 		sel = nil // Ginkgo ran with it, so it parses; select nothing rather than guess

@@ -127,6 +127,7 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
 	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
+	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -201,6 +202,9 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 	opts = append(opts, WithFences(f.fences, *fencesDir))
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
+	}
+	if *keepRealms {
+		opts = append(opts, WithKeepRealms())
 	}
 	run, err := RunBinary(newRealm, opts...)
 	if err != nil {

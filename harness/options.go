@@ -60,6 +60,11 @@ type Options struct {
 	// FencesDir is where the admission chapter makes its directories; it
 	// must host fences. Empty: the system's temporary directory.
 	FencesDir string
+	// KeepRealms keeps every chapter's realm after the run. By default the
+	// harness closes each realm's factory when its chapter ends, if the
+	// factory implements io.Closer; a factory that made its realm for the
+	// run removes it then (the stores here do).
+	KeepRealms bool
 	// WithoutInStoreFaults declares that the store calls no in-store site
 	// (see the option of the same name).
 	WithoutInStoreFaults bool
@@ -114,6 +119,10 @@ func WithRepro(r Repro) Option {
 // "conformant without in-store faults", and every report says so and lists
 // what was not exercised.
 func WithoutInStoreFaults() Option { return func(o *Options) { o.WithoutInStoreFaults = true } }
+
+// WithKeepRealms keeps every chapter's realm after the run (see
+// Options.KeepRealms).
+func WithKeepRealms() Option { return func(o *Options) { o.KeepRealms = true } }
 
 // WithFences runs the admission chapter over the helper fences names
 // (see Options.Fences), making its directories in dir ("" for the

@@ -27,9 +27,17 @@ type suite struct {
 	start time.Time
 	armed []faults.Entry
 
-	mu     sync.Mutex
-	result *reports.Run
-	err    error
+	mu       sync.Mutex
+	result   *reports.Run
+	err      error
+	warnings []string
+}
+
+// warn keeps a warning for the run's report and summary.
+func (s *suite) warn(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.warnings = append(s.warnings, msg)
 }
 
 // Register adds conform's chapters to the caller's own Ginkgo suite, for
@@ -53,6 +61,7 @@ func Register(newRealm NewRealm, opts ...Option) bool {
 func (s *suite) register(newRealm NewRealm) {
 	o := s.opts
 	cfg := chapterConfig(o, newRealm)
+	cfg.Warn = s.warn
 	BeforeSuite(func() {
 		s.start = time.Now()
 		if err := s.arm(); err != nil {
@@ -204,8 +213,9 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		Repro: func(rowID reports.RowID) string {
 			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences})
 		},
-		Fences:    fences,
-		FencesDir: o.FencesDir,
+		Fences:     fences,
+		FencesDir:  o.FencesDir,
+		KeepRealms: o.KeepRealms,
 	}
 }
 
@@ -311,6 +321,9 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 		for _, why := range run.Reasons() {
 			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))
 		}
+	}
+	for _, warning := range run.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", textsafe.Line(reports.Clip(warning, 400)))
 	}
 	switch {
 	case dir == "-":

@@ -141,9 +141,12 @@ type Run struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 	// WithoutInStoreFaults: the store's author declared that the store
 	// calls no in-store site (harness.WithoutInStoreFaults).
-	WithoutInStoreFaults bool         `json:"without_instore_faults,omitempty"`
-	Obligations          []Obligation `json:"obligations"` // the catalogue: columns of the matrix
-	Rows                 []Row        `json:"rows"`
+	WithoutInStoreFaults bool `json:"without_instore_faults,omitempty"`
+	// Warnings are what went wrong outside any row (a realm that could not
+	// be removed); they change no verdict.
+	Warnings    []string     `json:"warnings,omitempty"`
+	Obligations []Obligation `json:"obligations"` // the catalogue: columns of the matrix
+	Rows        []Row        `json:"rows"`
 }
 
 // Counts returns how many rows have each status. The four known statuses are

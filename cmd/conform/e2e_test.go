@@ -660,3 +660,48 @@ func TestAdmissionChapter(t *testing.T) {
 		t.Errorf("empty exec: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
+
+// TestRunLeavesNoRealm: a run over the file stores removes every realm it
+// made, from the temporary directory and from a directory named to it,
+// unless --keep-realms.
+func TestRunLeavesNoRealm(t *testing.T) {
+	for _, scheme := range []string{"sqlite", "appendonly+sqlite"} {
+		t.Run(scheme, func(t *testing.T) {
+			tmp := openTempDir(t)
+			r := conformEnv(t, []string{"TMPDIR=" + tmp}, "run", "--store", scheme+":", "--report-dir", filepath.Join(t.TempDir(), "r"))
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if es, _ := os.ReadDir(tmp); len(es) > 0 {
+				t.Errorf("the run left %d entries in $TMPDIR: %v", len(es), es)
+			}
+			dir := t.TempDir()
+			r = conform(t, "run", "--store", scheme+":"+dir, "--rows", "reopen,kill", "--report-dir", filepath.Join(t.TempDir(), "r"))
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if es, _ := os.ReadDir(dir); len(es) > 0 {
+				t.Errorf("the run left %v in the realms' directory", es)
+			}
+			r = conform(t, "run", "--store", scheme+":"+dir, "--rows", "reopen", "--keep-realms", "--report-dir", filepath.Join(t.TempDir(), "r"))
+			if es, _ := os.ReadDir(dir); r.code != 0 || len(es) == 0 {
+				t.Errorf("--keep-realms: exit %d, the realms' directory holds %v", r.code, es)
+			}
+		})
+	}
+}
+
+// openTempDir returns a new directory that every user can enter (the
+// admission chapter's unprivileged participant too), removed at the end.
+func openTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "conform-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -52,6 +53,13 @@ type Config struct {
 	// running executable, which serves conform's own fences. Nil leaves the
 	// chapter out.
 	Fences []string
+	// KeepRealms keeps each chapter's realm when the chapter ends. By
+	// default a factory that implements io.Closer is closed then, and a
+	// factory made for the run removes its realm there.
+	KeepRealms bool
+	// Warn, when set, gets what went wrong outside any row (a realm that
+	// could not be removed); nil drops it.
+	Warn func(msg string)
 	// FencesDir is where the admission chapter makes its directories; it
 	// must host fences. Empty: the system's temporary directory.
 	FencesDir string
@@ -284,6 +292,8 @@ func (e *Env) Scope(kind hoststore.ScopeKind, name string) hoststore.ScopeRef {
 }
 
 // close kills every process still alive and closes what can be closed.
+// close closes every process still alive, then the realm's factory when
+// it implements io.Closer (unless Config.KeepRealms).
 func (e *Env) close() {
 	e.mu.Lock()
 	procs := append([]*Proc(nil), e.procs...)
@@ -291,6 +301,14 @@ func (e *Env) close() {
 	for _, p := range procs {
 		if !p.Dead() {
 			p.CloseQuietly()
+		}
+	}
+	if e.Cfg.KeepRealms {
+		return
+	}
+	if c, ok := e.realm.(io.Closer); ok {
+		if err := c.Close(); err != nil && e.Cfg.Warn != nil {
+			e.Cfg.Warn("closing a chapter's realm: " + err.Error())
 		}
 	}
 }
