@@ -191,7 +191,7 @@ type HeadPage struct {
 type AcquireMode uint8
 
 const (
-	// Exclusive answers HeldError when a live holder exists.
+	// Exclusive returns HeldError when a live holder exists.
 	Exclusive AcquireMode = iota
 	// Takeover supersedes any holder.
 	Takeover
@@ -208,7 +208,7 @@ func (m AcquireMode) String() string {
 	return "AcquireMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// FenceGrant is what an acquire answers: the new token, and what remained of
+// FenceGrant is what an acquire returns: the new token, and what remained of
 // a superseded live holder's lease (zero when no holder was live).
 type FenceGrant struct {
 	Token           FenceToken

@@ -17,10 +17,10 @@ type Clock struct {
 	offset atomic.Int64 // nanoseconds since clockEpoch
 }
 
-// NewClock answers a clock at its fixed starting instant.
+// NewClock returns a clock at its fixed starting instant.
 func NewClock() *Clock { return &Clock{} }
 
-// Now answers the clock's current instant.
+// Now returns the clock's current instant.
 func (c *Clock) Now() time.Time { return clockEpoch.Add(time.Duration(c.offset.Load())) }
 
 // Advance moves the clock forward by d. A clock never moves back: a

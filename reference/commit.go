@@ -10,16 +10,16 @@ import (
 
 // Commit applies one batch atomically and meets the nine obligations at
 // commit. In order, under the locks of the batch's scopes:
-//   - a commit id that already landed answers nil and acts never, from any
+//   - a commit id that already landed returns nil and acts never, from any
 //     handle, also for a retry racing the first send (it waits for the
 //     first's scope locks). Each scope keeps the ids of the batches that
 //     landed in it, under its own lock, so the check shares nothing
 //     realm-wide;
-//   - a token below the highest issued answers *hoststore.FencedOutError;
+//   - a token below the highest issued returns *hoststore.FencedOutError;
 //     a token never issued (0 or above the highest) *hoststore.InvalidError;
-//   - an update whose Previous is not its scope's current version answers
+//   - an update whose Previous is not its scope's current version returns
 //     *hoststore.ConflictError{Scope, Current};
-//   - a create of a deleted name answers *hoststore.InvalidError;
+//   - a create of a deleted name returns *hoststore.InvalidError;
 //   - otherwise the batch lands in every scope at one commit point, where
 //     the token is checked again atomically with respect to AcquireFence.
 //
@@ -33,11 +33,11 @@ import (
 // instore.CommitAfterPoint just after it. An error from one (a crash, or ctx
 // ending while held) is answered at once: before the point nothing was
 // applied, after it the batch stays applied. A handle killed meanwhile
-// answers *hoststore.UnavailableError before the point (nothing applied)
+// returns *hoststore.UnavailableError before the point (nothing applied)
 // and *hoststore.IndeterminateError after it (the answer is lost).
 //
 // A call whose ctx already ended, or ends while waiting for a scope lock,
-// answers ctx.Err() and applies nothing.
+// returns ctx.Err() and applies nothing.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err := s.enter(ctx); err != nil {
 		return err

@@ -62,7 +62,7 @@ func TestCommitFencing(t *testing.T) {
 		wantHead(t, "new after "+tc.name, headOf(t, s, sess("new")), 0, "", "")
 	}
 	// The fence is checked before the versions: a stale batch that also
-	// conflicts answers FencedOut.
+	// conflicts returns FencedOut.
 	wantKind(t, "stale and conflicting", s.Commit(bg, batch(t, "x-both", old, step(a, 5, nil))), hoststore.ErrKindFencedOut)
 	mustCommit(t, s, batch(t, "c2", cur, step(a, 1, nil)))
 }
@@ -146,7 +146,7 @@ func TestStoreKeepsCopies(t *testing.T) {
 	}
 }
 
-// TestEndedContext: every call whose context already ended answers
+// TestEndedContext: every call whose context already ended returns
 // ctx.Err() and applies nothing.
 func TestEndedContext(t *testing.T) {
 	f := NewFactory()
@@ -189,7 +189,7 @@ func TestEndedContext(t *testing.T) {
 	}
 }
 
-// TestKilledHandle: every call on a killed handle answers Unavailable;
+// TestKilledHandle: every call on a killed handle returns Unavailable;
 // other handles go on.
 func TestKilledHandle(t *testing.T) {
 	f := NewFactory()

@@ -18,12 +18,12 @@
 // Leases run on a manual Clock, which Factory.LapseFenceLeases advances.
 //
 // Choices where the contract lets a store choose:
-//   - obligations 4 and 5 are met at commit: a wrong Previous answers
+//   - obligations 4 and 5 are met at commit: a wrong Previous returns
 //     *hoststore.ConflictError, a superseded token *hoststore.FencedOutError;
-//   - a create of a name that was deleted answers *hoststore.InvalidError
+//   - a create of a name that was deleted returns *hoststore.InvalidError
 //     ("a store may refuse such a create as Invalid");
-//   - a retry of a commit id that already landed answers nil and acts never;
+//   - a retry of a commit id that already landed returns nil and acts never;
 //   - a limit <= 0 in ListHeads or ReadRows is a malformed request and
-//     answers *hoststore.InvalidError, as does a malformed scope, kind or
+//     returns *hoststore.InvalidError, as does a malformed scope, kind or
 //     listing cursor.
 package reference

@@ -39,7 +39,7 @@ type pointLock struct {
 
 // acquire issues the next token and records its lease from now on c
 // ("acquire_fence"). Exclusive with a live holder (now before its expiry)
-// answers *HeldError with the holder and what remains of its lease.
+// returns *HeldError with the holder and what remains of its lease.
 // Takeover always issues a token and reports the live holder's remaining
 // lease, zero when none is live.
 func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duration) (hoststore.FenceGrant, error) {
@@ -72,9 +72,9 @@ func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duratio
 }
 
 // renew records a new lease from now for the holder of token, also when
-// its last lease lapsed ("renew_fence"). A superseded token answers
+// its last lease lapsed ("renew_fence"). A superseded token returns
 // *FencedOutError; a token never issued (0, or above the highest)
-// answers *InvalidError.
+// returns *InvalidError.
 func (f *fence) renew(token hoststore.FenceToken, c *Clock, lease time.Duration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -85,7 +85,7 @@ func (f *fence) renew(token hoststore.FenceToken, c *Clock, lease time.Duration)
 	return nil
 }
 
-// check answers whether token is the highest issued: a token below it is
+// check returns whether token is the highest issued: a token below it is
 // *FencedOutError ("A token higher than the caller's exists"); 0 or above
 // it was never issued and is *InvalidError. Without a point lock held the
 // answer is only a hint: the token may move right after.
@@ -100,7 +100,7 @@ func (f *fence) check(op string, token hoststore.FenceToken) error {
 	return nil
 }
 
-// pointLock answers the point lock of shard: a commit holds it shared
+// pointLock returns the point lock of shard: a commit holds it shared
 // (RLock) around its token check and commit point, so that no acquire
 // moves the token in between; those must be a few atomic steps.
 func (f *fence) pointLock(shard uint8) *sync.RWMutex {

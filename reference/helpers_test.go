@@ -144,7 +144,7 @@ func fmtHead(h *hoststore.VersionedHead) string {
 	return fmt.Sprintf("{v%d %q %q}", h.Version, h.CommitID, h.Head)
 }
 
-// asConflict answers err as a ConflictError or fails the test.
+// asConflict returns err as a ConflictError or fails the test.
 func asConflict(t testing.TB, err error) *hoststore.ConflictError {
 	t.Helper()
 	var c *hoststore.ConflictError

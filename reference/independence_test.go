@@ -138,8 +138,8 @@ func TestCrashAtSite(t *testing.T) {
 	}
 }
 
-// TestKillWhileHeld: a handle killed while its commit is held answers
-// Unavailable and applies nothing before the point, and answers
+// TestKillWhileHeld: a handle killed while its commit is held returns
+// Unavailable and applies nothing before the point, and returns
 // Indeterminate with the batch applied after it.
 func TestKillWhileHeld(t *testing.T) {
 	cases := []struct {
@@ -168,7 +168,7 @@ func TestKillWhileHeld(t *testing.T) {
 }
 
 // TestContextEndsWhileHeld: a commit whose context ends while it is held
-// answers ctx.Err(); before the point it applied nothing.
+// returns ctx.Err(); before the point it applied nothing.
 func TestContextEndsWhileHeld(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestContextEndsWhileHeld(t *testing.T) {
 
 // TestWaitersOnAHeldScope: commits waiting for a scope a held commit locks
 // leave when their context ends or their handle is killed; a retry of the
-// held batch, sent meanwhile from a new process, answers nil and acts once.
+// held batch, sent meanwhile from a new process, returns nil and acts once.
 func TestWaitersOnAHeldScope(t *testing.T) {
 	f, s, tok, pair := pairRealm(t)
 	h := faults.HoldAt(instore.CommitAfterPoint, idIs("pair"))

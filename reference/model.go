@@ -9,7 +9,7 @@ import (
 )
 
 // Model is the pure model of the contract: it applies accepted batches and
-// answers what a correct store shows. It is deterministic and has no fence,
+// returns what a correct store shows. It is deterministic and has no fence,
 // clock or failpoint; tokens are not its concern. A Model is not safe for
 // concurrent use; distinct Models (a Model and its clones) are independent.
 type Model struct {
@@ -18,12 +18,12 @@ type Model struct {
 	landed map[hoststore.CommitID]struct{}
 }
 
-// NewModel answers the model of an empty realm.
+// NewModel returns the model of an empty realm.
 func NewModel() *Model {
 	return &Model{states: map[hoststore.ScopeRef]*scopeState{}, landed: map[hoststore.CommitID]struct{}{}}
 }
 
-// Clone answers a deep copy: applying batches to either changes nothing the
+// Clone returns a deep copy: applying batches to either changes nothing the
 // other shows. Scope states are immutable and shared; the maps are copied.
 func (m *Model) Clone() *Model {
 	c := &Model{states: maps.Clone(m.states), names: m.names, landed: maps.Clone(m.landed)}
@@ -31,12 +31,12 @@ func (m *Model) Clone() *Model {
 }
 
 // Apply applies b if it lands, all or nothing. A commit id that already
-// landed answers nil and acts never (checked first: "A commit id that
-// already landed answers Ok without acting again"). An update whose
+// landed returns nil and acts never (checked first: "A commit id that
+// already landed returns nil without acting again"). An update whose
 // Previous is not the scope's current version (nil: absent or deleted)
-// answers *hoststore.ConflictError{Scope, Current} and applies nothing. A
-// create of a name that was deleted answers *hoststore.InvalidError. A nil
-// batch, or one NewCommitBatch did not build, answers *hoststore.InvalidError.
+// returns *hoststore.ConflictError{Scope, Current} and applies nothing. A
+// create of a name that was deleted returns *hoststore.InvalidError. A nil
+// batch, or one NewCommitBatch did not build, returns *hoststore.InvalidError.
 func (m *Model) Apply(b *hoststore.CommitBatch) error {
 	ups, cur, err := m.check(b)
 	if err != nil || ups == nil {
@@ -58,13 +58,13 @@ func (m *Model) Apply(b *hoststore.CommitBatch) error {
 	return nil
 }
 
-// Check answers what Apply would answer for b, applying nothing.
+// Check returns what Apply would answer for b, applying nothing.
 func (m *Model) Check(b *hoststore.CommitBatch) error {
 	_, _, err := m.check(b)
 	return err
 }
 
-// check answers the batch's updates and their scopes' current states when
+// check returns the batch's updates and their scopes' current states when
 // b would apply, nil updates and a nil error when its commit id landed.
 func (m *Model) check(b *hoststore.CommitBatch) ([]hoststore.ScopeUpdate, []*scopeState, error) {
 	if err := checkBatch(b); err != nil {
@@ -90,13 +90,13 @@ func (m *Model) Landed(id hoststore.CommitID) bool {
 	return ok
 }
 
-// Head answers a copy of the scope's visible head, or nil when the scope
+// Head returns a copy of the scope's visible head, or nil when the scope
 // is absent or deleted ("load_head").
 func (m *Model) Head(s hoststore.ScopeRef) *hoststore.VersionedHead {
 	return m.states[s].versionedHead()
 }
 
-// Bounds answers the scope's visible rows as the indices [start, end);
+// Bounds returns the scope's visible rows as the indices [start, end);
 // ok is false when the scope is absent or deleted.
 func (m *Model) Bounds(s hoststore.ScopeRef) (start, end hoststore.RowIndex, ok bool) {
 	st := m.states[s]
@@ -123,7 +123,7 @@ func (m *Model) ReadRows(s hoststore.ScopeRef, from hoststore.RowIndex, limit in
 // in byte order of names, each with a copy of its head, at most limit;
 // Next is the last name answered when more visible scopes follow, nil when
 // the listing ended. A limit <= 0, a kind that is not a kind or a malformed
-// cursor answers *hoststore.InvalidError. A page costs O(limit + log n).
+// cursor returns *hoststore.InvalidError. A page costs O(limit + log n).
 func (m *Model) ListHeads(kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if err := checkList(kind, after, limit); err != nil {
 		return hoststore.HeadPage{}, err
@@ -133,7 +133,7 @@ func (m *Model) ListHeads(kind hoststore.ScopeKind, after *hoststore.ScopeName, 
 	}), nil
 }
 
-// Names answers the visible names of kind in byte order (nil for a kind
+// Names returns the visible names of kind in byte order (nil for a kind
 // that is not a kind or has none).
 func (m *Model) Names(kind hoststore.ScopeKind) []hoststore.ScopeName {
 	if !kind.Valid() {
@@ -147,7 +147,7 @@ func (m *Model) Names(kind hoststore.ScopeKind) []hoststore.ScopeName {
 	return out
 }
 
-// Scopes answers every scope ever created, deleted ones included, sorted by
+// Scopes returns every scope ever created, deleted ones included, sorted by
 // kind, then by name in byte order.
 func (m *Model) Scopes() []hoststore.ScopeRef {
 	out := slices.Collect(maps.Keys(m.states))

@@ -7,7 +7,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// TestModelApplyRefusals covers what a batch answers when it does not land
+// TestModelApplyRefusals covers what a batch returns when it does not land
 // and that it then applies nothing, in every scope.
 func TestModelApplyRefusals(t *testing.T) {
 	a, b, gone := sess("a"), sess("b"), sess("gone")
@@ -79,7 +79,7 @@ func assertSameModel(t *testing.T, got, want *Model) {
 	}
 }
 
-// TestModelRetryActsOnce: a commit id that already landed answers nil and
+// TestModelRetryActsOnce: a commit id that already landed returns nil and
 // acts never, even after its scope moved on.
 func TestModelRetryActsOnce(t *testing.T) {
 	s := sess("s")

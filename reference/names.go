@@ -27,7 +27,7 @@ type node[V any] struct {
 
 func (n *node[V]) leaf() bool { return n.kids == nil }
 
-// child answers the index of the child of inner node n whose keys k falls
+// child returns the index of the child of inner node n whose keys k falls
 // among: the last child whose smallest key is at most k, else the first.
 func (n *node[V]) child(k hoststore.ScopeName) int {
 	i, found := slices.BinarySearch(n.keys, k)
@@ -37,7 +37,7 @@ func (n *node[V]) child(k hoststore.ScopeName) int {
 	return max(i-1, 0)
 }
 
-// treeGet answers the value stored under k.
+// treeGet returns the value stored under k.
 func treeGet[V any](t *node[V], k hoststore.ScopeName) (V, bool) {
 	for t != nil && !t.leaf() {
 		t = t.kids[t.child(k)]
@@ -51,7 +51,7 @@ func treeGet[V any](t *node[V], k hoststore.ScopeName) (V, bool) {
 	return zero, false
 }
 
-// treeInsert answers a tree holding k with value v, sharing every node off
+// treeInsert returns a tree holding k with value v, sharing every node off
 // the changed path with t. k must not be in t.
 func treeInsert[V any](t *node[V], k hoststore.ScopeName, v V) *node[V] {
 	if t == nil {
@@ -64,7 +64,7 @@ func treeInsert[V any](t *node[V], k hoststore.ScopeName, v V) *node[V] {
 	return &node[V]{keys: []hoststore.ScopeName{a.keys[0], b.keys[0]}, kids: []*node[V]{a, b}}
 }
 
-// insertInto answers the copy of n holding k, split in two when it grew
+// insertInto returns the copy of n holding k, split in two when it grew
 // past nodeMax (b nil otherwise).
 func insertInto[V any](n *node[V], k hoststore.ScopeName, v V) (a, b *node[V]) {
 	if n.leaf() {
@@ -98,7 +98,7 @@ func split[V any](n *node[V]) (a, b *node[V]) {
 	return a, b
 }
 
-// treeRemove answers a tree without k (t itself when k is absent).
+// treeRemove returns a tree without k (t itself when k is absent).
 func treeRemove[V any](t *node[V], k hoststore.ScopeName) *node[V] {
 	if t == nil {
 		return nil
@@ -113,7 +113,7 @@ func treeRemove[V any](t *node[V], k hoststore.ScopeName) *node[V] {
 	return n
 }
 
-// removeFrom answers the copy of n without k (nil when it ends empty), and
+// removeFrom returns the copy of n without k (nil when it ends empty), and
 // whether k was there.
 func removeFrom[V any](n *node[V], k hoststore.ScopeName) (*node[V], bool) {
 	if n.leaf() {
@@ -143,7 +143,7 @@ func removeFrom[V any](n *node[V], k hoststore.ScopeName) (*node[V], bool) {
 }
 
 // treeAscend calls fn for every key strictly after after (from the first
-// when after is nil) in byte order, until fn answers false. Reaching the
+// when after is nil) in byte order, until fn returns false. Reaching the
 // first key costs O(log n); each further key O(1) amortised.
 func treeAscend[V any](t *node[V], after *hoststore.ScopeName, fn func(hoststore.ScopeName, V) bool) {
 	if t == nil {

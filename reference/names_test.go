@@ -85,7 +85,7 @@ func TestTreeDepth(t *testing.T) {
 	}
 }
 
-// depth answers the depth of t, checking that every leaf is at one depth,
+// depth returns the depth of t, checking that every leaf is at one depth,
 // every node within nodeMax, and every inner key the smallest under it.
 func depth[V any](t *testing.T, n *node[V]) int {
 	if n == nil {

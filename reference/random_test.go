@@ -13,7 +13,7 @@ import (
 // TestModelMatchesStore applies seeded random sequences of batches (good
 // ones, conflicting ones, deletes and creates of deleted names, retries,
 // stale tokens, new processes) to a Store and a Model, and checks that the
-// store answers what the model expects and shows what the model shows:
+// store returns what the model expects and shows what the model shows:
 // every scope's head, rows, bounds and every listing page.
 func TestModelMatchesStore(t *testing.T) {
 	answers := map[hoststore.ErrorKind]int{}
@@ -95,8 +95,8 @@ func (r *randomRun) step(i int) {
 }
 
 // commit sends b with the token it was built with and checks the answer
-// against the model: a landed id answers nil, a stale token FencedOut,
-// otherwise what Model.Check answers; an accepted batch is applied.
+// against the model: a landed id returns nil, a stale token FencedOut,
+// otherwise what Model.Check returns; an accepted batch is applied.
 func (r *randomRun) commit(b *hoststore.CommitBatch, current hoststore.FenceToken) {
 	want := r.m.Check(b)
 	if !r.m.Landed(b.CommitID()) && b.Token() < current {

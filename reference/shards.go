@@ -39,7 +39,7 @@ func (m *shardedMap[K, V]) shardOf(k K) *shard[K, V] {
 	return &m.shards[m.hash(m.seed, k)%shardCount]
 }
 
-// load answers the value stored under k.
+// load returns the value stored under k.
 func (m *shardedMap[K, V]) load(k K) (V, bool) {
 	s := m.shardOf(k)
 	s.mu.RLock()
@@ -48,7 +48,7 @@ func (m *shardedMap[K, V]) load(k K) (V, bool) {
 	return v, ok
 }
 
-// loadOrStore answers the value stored under k, storing make() first when
+// loadOrStore returns the value stored under k, storing make() first when
 // there is none.
 func (m *shardedMap[K, V]) loadOrStore(k K, make func() V) V {
 	s := m.shardOf(k)

@@ -40,7 +40,7 @@ func (s *scopeState) versionPtr() *hoststore.ScopeVersion {
 	return hoststore.Ptr(s.version)
 }
 
-// versionedHead answers a copy of the visible head, or nil.
+// versionedHead returns a copy of the visible head, or nil.
 func (s *scopeState) versionedHead() *hoststore.VersionedHead {
 	if !s.live() {
 		return nil
@@ -56,7 +56,7 @@ func (s *scopeState) versionedHead() *hoststore.VersionedHead {
 // successor) copies, so no state ever overwrites a row another state shows.
 type rowBuf struct{ free atomic.Int64 }
 
-// appendRows answers rows followed by add, reusing the backing array when
+// appendRows returns rows followed by add, reusing the backing array when
 // the claim allows. add's slices become part of the state: the caller owns
 // them and never changes them.
 func appendRows(rows [][]byte, buf *rowBuf, add [][]byte) ([][]byte, *rowBuf) {
@@ -74,11 +74,11 @@ func appendRows(rows [][]byte, buf *rowBuf, add [][]byte) ([][]byte, *rowBuf) {
 	return out, nb
 }
 
-// checkUpdates is what a batch answers at commit after its commit id was
+// checkUpdates is what a batch returns at commit after its commit id was
 // found not landed, given each update's scope state in cur: first any
 // update whose Previous is not the scope's current version (nil: absent or
-// deleted) answers *ConflictError ("Conflict { scope, current }"), in update
-// order; then a create of a deleted name answers *InvalidError ("Core never
+// deleted) returns *ConflictError ("Conflict { scope, current }"), in update
+// order; then a create of a deleted name returns *InvalidError ("Core never
 // creates a deleted scope's name again, and a store may refuse such a
 // create as Invalid").
 func checkUpdates(ups []hoststore.ScopeUpdate, cur []*scopeState) error {
@@ -98,7 +98,7 @@ func checkUpdates(ups []hoststore.ScopeUpdate, cur []*scopeState) error {
 	return nil
 }
 
-// applyUpdate answers the state after u, which checkUpdates accepted
+// applyUpdate returns the state after u, which checkUpdates accepted
 // against prev, for the batch id. The parts apply in the spec's order:
 // truncate_after, drop_before, append, head. u's byte slices become part of
 // the state (the caller passes a private copy, e.g. from Updates()).
@@ -142,7 +142,7 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 	return n
 }
 
-// readRows answers the visible rows of s from index from, at most limit,
+// readRows returns the visible rows of s from index from, at most limit,
 // ending early at the end ("read_rows" in the spec): a scope that does not
 // exist has no rows; a from below the first visible row is *InvalidError.
 // The rows answered are copies.
@@ -178,7 +178,7 @@ func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Ro
 	return out, nil
 }
 
-// headPage answers one page of a listing over the names of t ("list_heads"
+// headPage returns one page of a listing over the names of t ("list_heads"
 // in the spec): visible scopes after after, in byte order of names, at most
 // limit, with Next set to the last name answered when a further visible
 // scope follows and nil when the listing has ended. look resolves a name

@@ -37,7 +37,7 @@ type Factory struct {
 
 var _ hoststore.HostStoreFactory = (*Factory)(nil)
 
-// NewFactory answers a factory over a new, empty realm.
+// NewFactory returns a factory over a new, empty realm.
 func NewFactory(opts ...Option) *Factory {
 	cfg := config{timing: hoststore.DefaultFenceTiming()}
 	for _, o := range opts {
@@ -56,7 +56,7 @@ func NewFactory(opts ...Option) *Factory {
 	}}
 }
 
-// Open answers a new handle (*Store) over the realm: a new "process" that
+// Open returns a new handle (*Store) over the realm: a new "process" that
 // holds nothing of the handles before it. Only the realm is shared.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
@@ -75,7 +75,7 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	return nil
 }
 
-// Clock answers the realm's clock.
+// Clock returns the realm's clock.
 func (f *Factory) Clock() *Clock { return f.realm.clock }
 
 // realm is the state every handle of one factory shares. On the commit
@@ -122,7 +122,7 @@ const (
 	recAborted
 )
 
-// visible answers the state a reader sees in the slot now (nil: never created).
+// visible returns the state a reader sees in the slot now (nil: never created).
 func (s *slot) visible() *scopeState {
 	st := s.cur.Load()
 	if st == nil || st.rec == nil || st.rec.state.Load() == recCommitted {
@@ -131,13 +131,13 @@ func (s *slot) visible() *scopeState {
 	return st.prev
 }
 
-// slotOf answers the scope's slot, or nil when no commit ever touched it.
+// slotOf returns the scope's slot, or nil when no commit ever touched it.
 func (r *realm) slotOf(s hoststore.ScopeRef) *slot {
 	sl, _ := r.slots.load(s)
 	return sl
 }
 
-// slotFor answers the scope's slot, making it if needed.
+// slotFor returns the scope's slot, making it if needed.
 func (r *realm) slotFor(s hoststore.ScopeRef) *slot {
 	if sl := r.slotOf(s); sl != nil {
 		return sl
@@ -151,7 +151,7 @@ func hashRef(seed maphash.Seed, s hoststore.ScopeRef) uint64 {
 	return maphash.String(seed, string(s.Name)) ^ uint64(s.Kind)
 }
 
-// visible answers the state a reader of s sees now.
+// visible returns the state a reader of s sees now.
 func (r *realm) visible(s hoststore.ScopeRef) *scopeState {
 	if sl := r.slotOf(s); sl != nil {
 		return sl.visible()
@@ -195,10 +195,10 @@ var (
 	_ hoststore.Killer    = (*Store)(nil)
 )
 
-// Kill kills the handle, as a process dying: every later call answers
+// Kill kills the handle, as a process dying: every later call returns
 // *hoststore.UnavailableError. A commit in flight applies nothing if it had
-// not reached its commit point (it answers Unavailable); if it had, the
-// batch stays applied and its answer is lost (it answers Indeterminate).
+// not reached its commit point (it returns Unavailable); if it had, the
+// batch stays applied and its answer is lost (it returns Indeterminate).
 func (s *Store) Kill() {
 	s.killOnce.Do(func() {
 		s.killed.Store(true)
@@ -206,10 +206,10 @@ func (s *Store) Kill() {
 	})
 }
 
-// errKilled answers a call on a killed handle.
+// errKilled returns a call on a killed handle.
 func errKilled() error { return &hoststore.UnavailableError{Detail: "the handle was killed"} }
 
-// enter answers ctx.Err() when the caller's context ended, Unavailable
+// enter returns ctx.Err() when the caller's context ended, Unavailable
 // when the handle was killed.
 func (s *Store) enter(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -221,9 +221,9 @@ func (s *Store) enter(ctx context.Context) error {
 	return nil
 }
 
-// AcquireFence answers a token higher than any issued before in the realm,
+// AcquireFence returns a token higher than any issued before in the realm,
 // and records the new holder's lease from now on the realm's clock.
-// Exclusive with a live holder answers *hoststore.HeldError{Holder,
+// Exclusive with a live holder returns *hoststore.HeldError{Holder,
 // Remaining}. Takeover supersedes any holder and reports what remained of
 // a live holder's lease in SupersededLease (zero when none was live).
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
@@ -234,9 +234,9 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 }
 
 // RenewFence records a new lease from now for the holder of token, also
-// when its last lease lapsed. A superseded token answers
+// when its last lease lapsed. A superseded token returns
 // *hoststore.FencedOutError{Current}; a token never issued (0, or above the
-// highest) answers *hoststore.InvalidError.
+// highest) returns *hoststore.InvalidError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	if err := s.enter(ctx); err != nil {
 		return err
@@ -244,10 +244,10 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	return s.realm.fence.renew(token, s.realm.clock, s.realm.timing.Lease())
 }
 
-// FenceTiming answers the timing the realm was configured with.
+// FenceTiming returns the timing the realm was configured with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
 
-// LoadHead answers a copy of the scope's visible head, or nil, nil when it
+// LoadHead returns a copy of the scope's visible head, or nil, nil when it
 // was never created or was deleted. A malformed scope is Invalid.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.enter(ctx); err != nil {
@@ -259,7 +259,7 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 	return s.realm.visible(scope).versionedHead(), nil
 }
 
-// ListHeads answers the visible scopes of kind after after, in byte order
+// ListHeads returns the visible scopes of kind after after, in byte order
 // of names, each with a copy of its head, at most limit; Next is the last
 // name answered when more follow and nil when the listing ended. A limit
 // <= 0, a bad kind or a malformed cursor is Invalid. A page costs
@@ -276,7 +276,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	}), nil
 }
 
-// ReadRows answers copies of the scope's visible rows from index from, in
+// ReadRows returns copies of the scope's visible rows from index from, in
 // index order, at most limit, ending early at the end. A scope that does
 // not exist has no rows (nil, nil); a from below the first visible row, a
 // limit <= 0 or a malformed scope is Invalid.

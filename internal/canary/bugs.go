@@ -30,7 +30,7 @@ const (
 	// commit-before-point failpoint between the first scope and the rest, so
 	// a crash or a kill there leaves the batch in one scope only.
 	TornBatch Bugs = 1 << iota
-	// LostOnKill [ob:2] answers Ok before the batch is durable: it keeps the
+	// LostOnKill [ob:2] returns nil before the batch is durable: it keeps the
 	// batch in the handle and applies it only when the handle's next call
 	// (or Close) comes; a killed handle loses it.
 	LostOnKill
@@ -57,10 +57,10 @@ const (
 	// SkipLastListed [ob:9] leaves each listing page's last name out but
 	// sets Next to it, so the next page starts past a scope never listed.
 	SkipLastListed
-	// RenewNeverFenced [ob:fence] answers Ok to a renew of a superseded
+	// RenewNeverFenced [ob:fence] returns nil to a renew of a superseded
 	// token.
 	RenewNeverFenced
-	// ExclusiveIgnoresHolder [ob:fence] never answers Held to an exclusive
+	// ExclusiveIgnoresHolder [ob:fence] never returns Held to an exclusive
 	// acquire: it supersedes a live holder as a takeover would, and reports
 	// no superseded lease.
 	ExclusiveIgnoresHolder
@@ -70,7 +70,7 @@ const (
 	// DropRenumbers [ob:6] renumbers the rows that drop_before keeps from
 	// 0, so a read from 0 returns them.
 	DropRenumbers
-	// ReadBelowStartOK [ob:ops] answers the rows from the first visible one
+	// ReadBelowStartOK [ob:ops] returns the rows from the first visible one
 	// to a read below it, instead of Invalid.
 	ReadBelowStartOK
 	// Panics [ob:errors] panics in Commit for a batch whose commit id
@@ -79,7 +79,7 @@ const (
 	// Hangs [ob:errors] blocks LoadHead of a scope whose name starts with
 	// "stale-fence/" forever, ignoring its context.
 	Hangs
-	// UnknownError [ob:errors] answers errors.New("boom"), none of the six
+	// UnknownError [ob:errors] returns errors.New("boom"), none of the six
 	// error types, to ListHeads of the Identity kind.
 	UnknownError
 	// ListedAfterDelete [ob:9] hides a deleted scope from LoadHead and
@@ -89,7 +89,7 @@ const (
 	// Conflict in a later update leaves the earlier ones applied.
 	ApplyAsChecked
 	// UnavailableAfterApply [ob:errors] applies the first send of a batch
-	// whose commit id contains "reopen/" and then answers Unavailable,
+	// whose commit id contains "reopen/" and then returns Unavailable,
 	// which the contract allows "only when nothing was applied".
 	UnavailableAfterApply
 	// UTF16Order [ob:9] lists names in the order of their UTF-16 code

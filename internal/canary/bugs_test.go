@@ -46,7 +46,7 @@ func TestBugsNamesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCorrectStoreBasics checks by hand the few answers the chapter's
+// TestCorrectStoreBasics checks by hand the few returns the chapter's
 // control run does not pin down on its own: the error types of a refused
 // commit and renew, and a killed handle.
 func TestCorrectStoreBasics(t *testing.T) {

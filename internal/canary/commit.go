@@ -82,8 +82,8 @@ func (s *Store) point(b *hoststore.CommitBatch) error {
 }
 
 // pointLocked checks and applies b; a commit id that already landed
-// answers Ok without acting again ("A commit id that already landed
-// answers Ok without acting again"), except under RetryTwice.
+// returns nil without acting again ("A commit id that already landed
+// returns nil without acting again"), except under RetryTwice.
 func (r *realm) pointLocked(b *hoststore.CommitBatch) error {
 	id := b.CommitID()
 	if r.landed[id] {

@@ -12,7 +12,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// LoadHead answers the scope's visible head, or nil, nil when it was never
+// LoadHead returns the scope's visible head, or nil, nil when it was never
 // created or was deleted ("load_head").
 func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.enter(ctx); err != nil {
@@ -40,7 +40,7 @@ func (sc *scope) headLocked() hoststore.VersionedHead {
 	return hoststore.VersionedHead{Version: sc.version, CommitID: sc.commitID, Head: append([]byte{}, sc.head...)}
 }
 
-// ListHeads answers the visible scopes of kind whose names sort after
+// ListHeads returns the visible scopes of kind whose names sort after
 // after, in byte order of names, each with its head, at most limit; Next
 // names the last one answered while more follow, and is nil once the
 // listing has ended ("list_heads").
@@ -92,7 +92,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return pg, nil
 }
 
-// ReadRows answers the scope's visible rows from index from, in index
+// ReadRows returns the scope's visible rows from index from, in index
 // order, at most limit, ending early at the scope's end; a from below the
 // first visible row is Invalid, and a scope that does not exist has no
 // rows ("read_rows").

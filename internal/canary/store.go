@@ -18,7 +18,7 @@ type Factory struct {
 
 var _ hoststore.HostStoreFactory = (*Factory)(nil)
 
-// NewFactory answers a factory over a new, empty realm whose handles have
+// NewFactory returns a factory over a new, empty realm whose handles have
 // bugs (0: a correct store).
 func NewFactory(bugs Bugs) *Factory {
 	return &Factory{r: &realm{
@@ -30,10 +30,10 @@ func NewFactory(bugs Bugs) *Factory {
 	}}
 }
 
-// Bugs answers the bugs the realm was made with.
+// Bugs returns the bugs the realm was made with.
 func (f *Factory) Bugs() Bugs { return f.r.bugs }
 
-// Open answers a new handle over the realm: a new "process" that holds
+// Open returns a new handle over the realm: a new "process" that holds
 // nothing of the handles before it.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
@@ -114,12 +114,12 @@ func (s *scope) live() bool { return s != nil && !s.deleted }
 // Store is one handle over a realm. It implements hoststore.HostStore,
 // hoststore.Killer and io.Closer. Without bugs it meets every obligation at
 // commit: a stale token is FencedOut, a wrong Previous is Conflict, and a
-// commit id that already landed answers Ok without acting again.
+// commit id that already landed returns nil without acting again.
 type Store struct {
 	r      *realm
 	killed atomic.Bool
 
-	// pending holds the batches the LostOnKill bug answered Ok to without
+	// pending holds the batches the LostOnKill bug returned nil to without
 	// applying them.
 	pmu     sync.Mutex
 	pending []*hoststore.CommitBatch
@@ -130,7 +130,7 @@ var (
 	_ hoststore.Killer    = (*Store)(nil)
 )
 
-// Kill kills the handle, as a process dying: every later call answers
+// Kill kills the handle, as a process dying: every later call returns
 // *hoststore.UnavailableError, a commit in flight that has not reached its
 // commit point applies nothing, and (LostOnKill) what the handle still
 // kept is lost.
@@ -187,7 +187,7 @@ func (s *Store) flush() {
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.r.timing }
 
 // AcquireFence issues a token above every earlier one and records a lease
-// for it from now. Exclusive answers *HeldError while the holder of the
+// for it from now. Exclusive returns *HeldError while the holder of the
 // highest token is live; Takeover supersedes it and reports what remained
 // of its lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {

@@ -62,7 +62,7 @@ var catalogue = []Entry{
 	},
 }
 
-// Catalogue answers every named failpoint, one doc line each, in a stable
+// Catalogue returns every named failpoint, one doc line each, in a stable
 // order: the in-store sites in commit order, then the wrapper sites. The
 // slice is the caller's.
 func Catalogue() []Entry { return append([]Entry(nil), catalogue...) }
@@ -90,7 +90,7 @@ func names() string {
 // ParseFailpointFlag parses "name=terms" as the CLI's --failpoint takes it:
 // the name must be in the catalogue (by Name or Failpath) and the terms
 // valid for it (ValidateTerms, and the return values its layer takes). It
-// answers the entry and the terms; errors say which part is wrong.
+// returns the entry and the terms; errors say which part is wrong.
 func ParseFailpointFlag(s string) (Entry, string, error) {
 	if err := checkText("--failpoint", s); err != nil {
 		return Entry{}, "", err

@@ -29,7 +29,7 @@
 // not be reproduced), `pause` (use a Hold), `panic`, `break`, `print`. See
 // terms.go for the traps of the library this package steps around.
 //
-// Terms are armed only through this package, which answers an error for
+// Terms are armed only through this package, which returns an error for
 // terms it refuses. pingcap/failpoint also reads GO_FAILPOINTS at its init,
 // before any of conform's code runs, and exits the process on a malformed
 // value: conform never sets it, and this package's init disables any of

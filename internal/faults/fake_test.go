@@ -91,7 +91,7 @@ func (f *fakeStore) Close() error {
 	return nil
 }
 
-// snapshot answers what reached the fake so far.
+// snapshot returns what reached the fake so far.
 func (f *fakeStore) snapshot() (calls []Op, landed []hoststore.CommitID, kills int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

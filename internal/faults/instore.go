@@ -221,7 +221,7 @@ func DisarmTerms(site instore.Site) {
 
 // ValidateTerms checks terms without arming anything: conform's subset of
 // the pingcap/failpoint language (see the package doc), which the library
-// must parse too. It answers an error that says what is wrong and where.
+// must parse too. It returns an error that says what is wrong and where.
 // It does not check return values, which depend on the site (ArmTerms,
 // ArmWrapTerms and ParseFailpointFlag do).
 func ValidateTerms(terms string) error {
@@ -297,7 +297,7 @@ func dispatch(c *atCall) {
 }
 
 // lookup takes the hold that catches commit id at site, if any, and
-// answers the site's terms. The unlock is deferred: a matcher that panics
+// returns the site's terms. The unlock is deferred: a matcher that panics
 // must not leave the registry locked.
 func lookup(site instore.Site, id hoststore.CommitID) (*Hold, *termSet) {
 	reg.Lock()

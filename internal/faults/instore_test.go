@@ -11,7 +11,7 @@ import (
 	"github.com/conform-spi/conform/internal/hook"
 )
 
-// atAsync calls instore.At in a goroutine and answers its result on a channel.
+// atAsync calls instore.At in a goroutine and returns its result on a channel.
 func atAsync(ctx context.Context, site instore.Site, id hoststore.CommitID) <-chan error {
 	out := make(chan error, 1)
 	go func() { out <- instore.At(ctx, site, id) }()

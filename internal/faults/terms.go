@@ -67,7 +67,7 @@ var refusedActs = map[string]string{
 }
 
 // parseTerms parses terms in conform's subset and checks that
-// pingcap/failpoint parses them too. It answers the chain and the terms to
+// pingcap/failpoint parses them too. It returns the chain and the terms to
 // arm in the library: the same counts, each action replaced by return(i).
 func parseTerms(terms string) ([]termAct, string, error) {
 	if terms == "" {
@@ -172,7 +172,7 @@ func parseTerm(s string) (termAct, error) {
 
 // parseValue parses an optional "(value)" at the start of s: a string
 // without quote or backslash, true, false or a non-negative integer. It
-// answers the value (nil for none) and how many bytes it took.
+// returns the value (nil for none) and how many bytes it took.
 func parseValue(s string) (any, int, error) {
 	if s == "" || s[0] != '(' {
 		return nil, 0, nil
@@ -298,10 +298,10 @@ func armTermSet(base, terms string, chain []termAct, lib string) (*termSet, erro
 }
 
 // disarm disables the arming's failpath; an evaluation racing with it
-// answers no term.
+// returns no term.
 func (ts *termSet) disarm() { mustDisable(ts.path) }
 
-// next evaluates the terms once and answers the term that fired, or nil
+// next evaluates the terms once and returns the term that fired, or nil
 // when none did (counts spent, or disarmed meanwhile).
 func (ts *termSet) next() *termAct {
 	v, err := failpoint.Eval(ts.path)
@@ -319,7 +319,7 @@ func (ts *termSet) next() *termAct {
 	return &ts.chain[i]
 }
 
-// sleepCtx sleeps d, or less when ctx ends first (then it answers ctx.Err()).
+// sleepCtx sleeps d, or less when ctx ends first (then it returns ctx.Err()).
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
@@ -334,7 +334,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// mustDisable disables a failpath conform enabled. The library answers an
+// mustDisable disables a failpath conform enabled. The library returns an
 // error only for a failpath it never saw, which would be a bug here.
 func mustDisable(path string) {
 	if err := failpoint.Disable(path); err != nil {

@@ -62,13 +62,13 @@ type Effect int
 
 const (
 	// EffectKill kills the handle: the wrapper calls the inner store's
-	// Kill() if it implements hoststore.Killer and answers ErrKilled to
+	// Kill() if it implements hoststore.Killer and returns ErrKilled to
 	// this and every later call. Any phase.
 	EffectKill Effect = iota
-	// EffectUnavailable answers *hoststore.UnavailableError, which the
+	// EffectUnavailable returns *hoststore.UnavailableError, which the
 	// spec allows "only when nothing was applied": BeforeSend only.
 	EffectUnavailable
-	// EffectIndeterminate answers *hoststore.IndeterminateError ("the batch
+	// EffectIndeterminate returns *hoststore.IndeterminateError ("the batch
 	// may or may not have landed"); the handle lives. Commit only, at
 	// AfterAnswer (the batch ran in the store, its answer is lost) or at
 	// BeforeSend (the batch was never sent, the caller cannot know).
@@ -152,7 +152,7 @@ func (in *Injection) Remove() {
 }
 
 // Store is a hoststore.HostStore that forwards to an inner store through
-// injected faults; it is also a hoststore.Killer. A killed Store answers
+// injected faults; it is also a hoststore.Killer. A killed Store returns
 // ErrKilled to every call without reaching the inner store. Panics of the
 // inner store are not caught here, except in a request abandoned in flight
 // (see WaitAbandoned).
@@ -213,9 +213,9 @@ func (s *Store) removeLocked(in *Injection) {
 }
 
 // Kill kills the handle now, as a process dies: the inner store's Kill()
-// runs if it implements hoststore.Killer, and every later call answers
+// runs if it implements hoststore.Killer, and every later call returns
 // ErrKilled. Calls in progress answer ErrKilled when the inner store
-// answers them. Kill is idempotent; the inner Kill() runs once.
+// returns them. Kill is idempotent; the inner Kill() runs once.
 func (s *Store) Kill() {
 	s.killOnce.Do(func() {
 		s.dead.Store(true)
@@ -240,7 +240,7 @@ func (s *Store) Close() error {
 
 // WaitAbandoned waits until every request the Store abandoned in flight
 // has been answered by the inner store (the answers are discarded: the
-// process that sent them is dead). It answers ctx.Err() if ctx ends first,
+// process that sent them is dead). It returns ctx.Err() if ctx ends first,
 // or an error for each abandoned request that panicked.
 func (s *Store) WaitAbandoned(ctx context.Context) error {
 	done := make(chan struct{})
@@ -282,7 +282,7 @@ func (s *Store) take(op Op, ph Phase, b *hoststore.CommitBatch) (Effect, bool) {
 	return 0, false
 }
 
-// answer is what an effect answers; the kill itself is done by the caller.
+// answer is what an effect returns; the kill itself is done by the caller.
 func answer(op Op, ph Phase, e Effect) error {
 	switch e {
 	case EffectUnavailable:

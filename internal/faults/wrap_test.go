@@ -12,7 +12,7 @@ import (
 
 var ctx0 = context.Background()
 
-// allOps runs each of the six requests once and answers their errors.
+// allOps runs each of the six requests once and returns their errors.
 func allOps(t *testing.T, s *Store) map[Op]error {
 	t.Helper()
 	out := map[Op]error{}
@@ -127,7 +127,7 @@ func TestKillInFlight(t *testing.T) {
 	s := Wrap(f)
 	s.Inject(Rule{Op: OpCommit, Phase: InFlight})
 	ctx, cancel := context.WithCancel(ctx0)
-	// The fake blocks on its gate: the wrapper answers without waiting.
+	// The fake blocks on its gate: the wrapper returns without waiting.
 	if err := s.Commit(ctx, batch(t, "c1")); !errors.Is(err, ErrKilled) {
 		t.Fatalf("commit killed in flight: %v, want ErrKilled", err)
 	}
@@ -342,7 +342,7 @@ func TestWrapTermsRefused(t *testing.T) {
 	}
 }
 
-// nopCommits answers nil to every commit; its other methods are not called.
+// nopCommits returns nil to every commit; its other methods are not called.
 type nopCommits struct{ hoststore.HostStore }
 
 func (nopCommits) Commit(context.Context, *hoststore.CommitBatch) error { return nil }

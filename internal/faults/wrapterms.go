@@ -41,7 +41,7 @@ var wrapReturns = map[WrapSite][]Effect{
 	WrapCommitAfterAnswer: {EffectKill, EffectIndeterminate},
 }
 
-// effect answers the effect a return value names at s.
+// effect returns the effect a return value names at s.
 func (s WrapSite) effect(v any) (Effect, bool) {
 	for _, e := range wrapReturns[s] {
 		if v == e.String() {
@@ -122,7 +122,7 @@ func parseWrapTerms(site WrapSite, terms string) ([]termAct, string, error) {
 }
 
 // wrapTerms evaluates the terms armed at site once: the effect of a return
-// term that fired, if any. A sleep term sleeps here and answers ctx.Err()
+// term that fired, if any. A sleep term sleeps here and returns ctx.Err()
 // when ctx ends first.
 func wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
 	if wrapArmed.Load() == 0 {

@@ -24,7 +24,7 @@ type Config struct {
 	// answering Conflict and FencedOut; false says it meets them at load,
 	// answering Ok and hiding the batch.
 	RefusesAtCommit bool
-	// RefusesDeletedName says a create of a deleted scope's name answers
+	// RefusesDeletedName says a create of a deleted scope's name returns
 	// Invalid; false says the store accepts it and never shows it.
 	RefusesDeletedName bool
 }

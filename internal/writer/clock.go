@@ -13,7 +13,7 @@ import (
 // itself on its own clock"). SystemClock is the wall clock; ManualClock is
 // a clock a test or a harness drives.
 type Clock interface {
-	// Now answers the clock's current instant.
+	// Now returns the clock's current instant.
 	Now() time.Time
 	// Sleep waits d on the clock, or until ctx ends (answering ctx.Err()).
 	Sleep(ctx context.Context, d time.Duration) error
@@ -24,12 +24,12 @@ type Clock interface {
 
 // Timer is a pending AfterFunc.
 type Timer interface {
-	// Stop keeps the function from running; it answers false when the
+	// Stop keeps the function from running; it returns false when the
 	// function already ran or was stopped.
 	Stop() bool
 }
 
-// SystemClock answers the wall clock: Sleep waits in real time and
+// SystemClock returns the wall clock: Sleep waits in real time and
 // AfterFunc runs f on a goroutine of its own (time.AfterFunc).
 func SystemClock() Clock { return systemClock{} }
 
@@ -72,7 +72,7 @@ type ManualClock struct {
 // ManualEpoch is the instant a NewManualClock starts at.
 var ManualEpoch = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// NewManualClock answers a clock at ManualEpoch.
+// NewManualClock returns a clock at ManualEpoch.
 func NewManualClock() *ManualClock { return &ManualClock{now: ManualEpoch} }
 
 type manualTimer struct {
@@ -95,14 +95,14 @@ func (t *manualTimer) Stop() bool {
 	return true
 }
 
-// Now answers the clock's instant.
+// Now returns the clock's instant.
 func (c *ManualClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// Since answers how far the clock is past t.
+// Since returns how far the clock is past t.
 func (c *ManualClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // AfterFunc sets f to run when the clock reaches now+d (at once, on the
@@ -180,7 +180,7 @@ func (c *ManualClock) Pause(d time.Duration) {
 }
 
 // Sleep passes d at once (Advance), so a wait costs no real time; it
-// answers ctx.Err() when ctx has ended.
+// returns ctx.Err() when ctx has ended.
 func (c *ManualClock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -128,7 +128,7 @@ func (w *Writer) gate(ctx context.Context) error {
 	return err
 }
 
-// nextIDLocked answers a commit id never used in the realm: the fence
+// nextIDLocked returns a commit id never used in the realm: the fence
 // token (unique to this acquire) and a sequence number.
 func (w *Writer) nextIDLocked() hoststore.CommitID {
 	w.seq++
@@ -139,7 +139,7 @@ func (w *Writer) nextIDLocked() hoststore.CommitID {
 }
 
 // sendBatch sends b until its outcome is known, at most SettleTries times.
-// wasUnknown says an earlier send's outcome is unknown already. It answers
+// wasUnknown says an earlier send's outcome is unknown already. It returns
 // whether b landed; a batch that landed is applied to the heads.
 func (w *Writer) sendBatch(ctx context.Context, b *hoststore.CommitBatch, wasUnknown bool) (bool, error) {
 	var last error

@@ -9,7 +9,7 @@
 //   - Exclusive acquire. Open acquires with hoststore.Exclusive, or with
 //     hoststore.Takeover only when Options.Takeover asks; a fenced writer's
 //     fresh acquire takes over only its own recorded lease, when an
-//     exclusive acquire answers Held with its own token.
+//     exclusive acquire returns Held with its own token.
 //   - Renewing. A renewer on the clock renews once per renew interval.
 //     After a failed renew, or once the self-fence window closed, the
 //     writer makes no commit, model call or tool call until a fresh

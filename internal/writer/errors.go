@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// ErrStopped is wrapped by every error a writer answers once the realm
+// ErrStopped is wrapped by every error a writer returns once the realm
 // stopped: another process took the fence or committed while this one was
 // fenced ("if another process took the fence or committed meanwhile, the
 // realm stops until it is opened again"). Only a new Open goes on.
 var ErrStopped = errors.New("writer: the realm stopped; open it again")
 
-// ErrSelfFenced is wrapped by the error a check or a write answers when the
+// ErrSelfFenced is wrapped by the error a check or a write returns when the
 // writer has fenced itself: a renew failed, or its self-fence window closed
 // ("it stops every write and dispatch"). Refence, or the next write, makes
 // the fresh acquire that goes on.
@@ -48,7 +48,7 @@ func (e *SizeError) Error() string {
 	return fmt.Sprintf("writer: size: %s (%d bytes, limit %d)", e.Detail, e.Bytes, e.Limit)
 }
 
-// Unwrap answers the store's Invalid answer, if the store refused.
+// Unwrap returns the store's Invalid answer, if the store refused.
 func (e *SizeError) Unwrap() error { return e.Cause }
 
 // FormatError is answered when a head the writer reads was not written by

@@ -82,7 +82,7 @@ func (w *Writer) renewTick() {
 }
 
 // selfFenceLocked is the self-fence check: it takes no store request. It
-// answers nil when the writer may commit, call the model or dispatch now:
+// returns nil when the writer may commit, call the model or dispatch now:
 // not fenced, and its last successful acquire or renew started less than
 // the self-fence window ago. A closed window fences the writer.
 func (w *Writer) selfFenceLocked() error {
@@ -101,11 +101,11 @@ func (w *Writer) selfFenceLocked() error {
 
 // Refence makes the fresh acquire that a fenced writer goes on through
 // ("with a new token, which it makes by itself before its next write"):
-// an exclusive acquire; when that answers Held with the writer's own token,
+// an exclusive acquire; when that returns Held with the writer's own token,
 // a takeover of its own recorded lease. It then loads every head again and
 // settles its unknown batches from them; if another process holds the
 // fence, or committed while this one was fenced, the realm stops (an error
-// wrapping ErrStopped). A writer that is not fenced answers nil at once.
+// wrapping ErrStopped). A writer that is not fenced returns nil at once.
 func (w *Writer) Refence(ctx context.Context) error {
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
@@ -131,7 +131,7 @@ func (w *Writer) refenceLocked(ctx context.Context) error {
 			return w.stop("a fresh acquire found token %d holding the fence (this writer had %d)", held.Holder, old)
 		}
 		// "Core takes over its own recorded lease when a stopped holder
-		// re-acquires and an exclusive acquire answers Held with its own token."
+		// re-acquires and an exclusive acquire returns Held with its own token."
 		err = w.acquire(ctx, hoststore.Takeover)
 	}
 	if err != nil {
@@ -157,7 +157,7 @@ func (w *Writer) refenceLocked(ctx context.Context) error {
 	return nil
 }
 
-// stop stops the realm with why and answers the error.
+// stop stops the realm with why and returns the error.
 func (w *Writer) stop(format string, args ...any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -197,7 +197,7 @@ type Round struct {
 // Round starts a round.
 func (w *Writer) Round() *Round { return &Round{w: w} }
 
-// Refused answers the check that refused a call of the round, or nil.
+// Refused returns the check that refused a call of the round, or nil.
 func (r *Round) Refused() error { return r.refused }
 
 // Check is the self-fence check before a model call or right before a tool

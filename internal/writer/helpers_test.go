@@ -181,7 +181,7 @@ func bigValue(n int, seed byte) []byte {
 
 var ctx = context.Background()
 
-// timing answers the reference's default timing, for readability.
+// timing returns the reference's default timing, for readability.
 func timing() hoststore.FenceTiming { return hoststore.DefaultFenceTiming() }
 
 var _ = time.Second

@@ -15,7 +15,7 @@ type Options struct {
 	// Takeover makes Open acquire with hoststore.Takeover: an explicit
 	// takeover, which supersedes any holder ("only an explicit takeover
 	// uses AcquireMode::Takeover"). Otherwise Open acquires exclusively
-	// and answers the store's *hoststore.HeldError when another holder is
+	// and returns the store's *hoststore.HeldError when another holder is
 	// live.
 	Takeover bool
 	// ChunkPrefix starts the names of the Record scopes that hold chunks

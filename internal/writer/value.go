@@ -66,7 +66,7 @@ func Decode(head []byte) (inline []byte, ref *ChunkRef, err error) {
 	return nil, nil, &FormatError{Detail: fmt.Sprintf("head starts with %q: not written by a writer", head[0])}
 }
 
-// Refs answers the chunk scope a head refers to, if any. A head no writer
+// Refs returns the chunk scope a head refers to, if any. A head no writer
 // wrote refers to none.
 func Refs(head []byte) (hoststore.ScopeName, bool) {
 	_, r, err := Decode(head)
@@ -109,7 +109,7 @@ func chunkName(prefix string, digest [sha256.Size]byte, unique string) hoststore
 	return hoststore.ScopeName(prefix + hex.EncodeToString(digest[:16]) + "/" + unique)
 }
 
-// ReadValue answers the value a head holds: the inline bytes, or the
+// ReadValue returns the value a head holds: the inline bytes, or the
 // chunks it refers to read from st, checked against their digest and
 // length. A head no writer wrote, a missing chunk scope and a value that
 // does not match are *FormatError; a store error is answered as it is.

@@ -45,7 +45,7 @@ type Writer struct {
 // every head with ListHeads (the bulk load, after the acquire and before
 // any commit), deletes the chunks no head refers to, and starts its
 // renewer (and sweep) on its clock. An exclusive acquire that finds a live
-// holder answers the store's *hoststore.HeldError (wrapped): the caller
+// holder returns the store's *hoststore.HeldError (wrapped): the caller
 // waits its lease out or takes over explicitly.
 //
 // ctx bounds the writer's life as well as Open: the renewer and the sweep
@@ -86,7 +86,7 @@ func Open(ctx context.Context, st hoststore.HostStore, opts Options) (*Writer, e
 }
 
 // Close stops the renewer and the sweep. It sends no request: the fence
-// lapses with its lease. Every later call answers ErrClosed.
+// lapses with its lease. Every later call returns ErrClosed.
 func (w *Writer) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -109,7 +109,7 @@ func (w *Writer) Token() hoststore.FenceToken {
 // Timing is the store's fence timing, which the writer keeps.
 func (w *Writer) Timing() hoststore.FenceTiming { return w.timing }
 
-// Err answers why the writer cannot go on without help: ErrClosed, an
+// Err returns why the writer cannot go on without help: ErrClosed, an
 // error wrapping ErrStopped (open the realm again), one wrapping
 // ErrSelfFenced (Refence, or the next write, goes on), or nil.
 func (w *Writer) Err() error {
@@ -130,7 +130,7 @@ func (w *Writer) stateErrLocked() error {
 	return nil
 }
 
-// Head answers the scope's visible head as the writer holds it (an
+// Head returns the scope's visible head as the writer holds it (an
 // envelope, see Decode), and whether the scope exists.
 func (w *Writer) Head(s hoststore.ScopeRef) (hoststore.VersionedHead, bool) {
 	w.mu.Lock()
@@ -139,7 +139,7 @@ func (w *Writer) Head(s hoststore.ScopeRef) (hoststore.VersionedHead, bool) {
 	return h.Clone(), ok
 }
 
-// Names answers the visible scopes of kind the writer holds, in byte order,
+// Names returns the visible scopes of kind the writer holds, in byte order,
 // without its chunk scopes.
 func (w *Writer) Names(kind hoststore.ScopeKind) []hoststore.ScopeName {
 	w.mu.Lock()
@@ -154,7 +154,7 @@ func (w *Writer) Names(kind hoststore.ScopeKind) []hoststore.ScopeName {
 	return out
 }
 
-// Value answers the scope's value (its head, read from its chunks when it
+// Value returns the scope's value (its head, read from its chunks when it
 // has them) and whether the scope exists.
 func (w *Writer) Value(ctx context.Context, s hoststore.ScopeRef) ([]byte, bool, error) {
 	h, ok := w.Head(s)
@@ -249,7 +249,7 @@ func (w *Writer) unref(head []byte) {
 }
 
 // sameHeads tells whether two views of the realm agree on every scope's
-// version and commit id, and answers the first scope where they differ.
+// version and commit id, and returns the first scope where they differ.
 func sameHeads(a, b map[hoststore.ScopeRef]hoststore.VersionedHead) (hoststore.ScopeRef, bool) {
 	for s, h := range a {
 		g, ok := b[s]

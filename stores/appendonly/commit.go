@@ -25,7 +25,7 @@ const maxRequestRows = 1000
 // autocommit statement, then its marker, the commit point. nil means the
 // marker is durable (synchronous=FULL); a load may still hide the batch
 // (fenced out, or losing a version race), as the spec allows. A commit id
-// that already has a marker answers nil without writing anything. A token
+// that already has a marker returns nil without writing anything. A token
 // never issued is *hoststore.InvalidError. See the package doc for the
 // failpoint sites and the error mapping.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {

@@ -62,10 +62,10 @@
 // instore.CommitBeforePoint just before the marker insert and
 // instore.CommitAfterPoint just after it. A busy insert is retried up to six
 // times with jittered backoff (the spec's "Retries"). Before writing, a
-// commit id that already has a marker answers nil at once (obligation 3),
-// and a token never issued (0 or above the highest) answers
-// *hoststore.InvalidError. The commit never answers Conflict or FencedOut:
-// it answers nil once the marker is written, even for a batch that a load
+// commit id that already has a marker returns nil at once (obligation 3),
+// and a token never issued (0 or above the highest) returns
+// *hoststore.InvalidError. The commit never returns Conflict or FencedOut:
+// it returns nil once the marker is written, even for a batch that a load
 // will hide, because obligations 4 and 5 are met at load, as the spec
 // allows ("Core treats both the same way").
 //
@@ -106,7 +106,7 @@
 // The per-call replay is fine for the chapter's sizes (a listing of a few
 // thousand batches replays in milliseconds); a production store would
 // cache resolved prefixes of the log. Heads and rows are fetched only for
-// what the load answers. A batch that lost only to a batch that is itself
+// what the load returns. A batch that lost only to a batch that is itself
 // invisible stays invisible too: the rule removes every off-chain batch of a
 // round at once, which is stricter than needed but fixed, and Core never
 // writes two batches for one version anyway.
@@ -128,7 +128,7 @@
 // A failure before the marker is written is *hoststore.UnavailableError
 // (rows without a marker are garbage that no load shows); a failure of the
 // marker insert other than SQLITE_BUSY is *hoststore.IndeterminateError. A
-// context that ended before the marker insert answers ctx.Err(). Store.Kill
+// context that ended before the marker insert returns ctx.Err(). Store.Kill
 // cancels every call in flight and closes the pools; a commit killed before
 // its marker leaves garbage only.
 package appendonly

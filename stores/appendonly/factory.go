@@ -91,7 +91,7 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 	return New(ctx, path)
 }
 
-// ParseURL answers the file path of a URL of the form
+// ParseURL returns the file path of a URL of the form
 // appendonly+sqlite:PATH or appendonly+sqlite://PATH.
 func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
@@ -156,7 +156,7 @@ CREATE TABLE IF NOT EXISTS clock (
 `
 
 // Open is a new process over the realm: new pools over the file that share
-// nothing with earlier handles. It answers *hoststore.UnavailableError when
+// nothing with earlier handles. It returns *hoststore.UnavailableError when
 // the file cannot be opened or the factory is closed, or ctx.Err().
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
@@ -170,7 +170,7 @@ func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 
 // LapseFenceLeases lets every recorded lease run out by appending a clock
 // row whose offset puts "now" just past the latest recorded lease expiry
-// (nothing sleeps). It answers *hoststore.UnavailableError or ctx.Err() on
+// (nothing sleeps). It returns *hoststore.UnavailableError or ctx.Err() on
 // failure.
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	s, err := f.OpenStore(ctx)

@@ -53,7 +53,7 @@ const acquireAttempts = 3
 
 // AcquireFence appends an acquire row with the next token, in one
 // conditional INSERT, and reads it back. Exclusive with a live holder
-// answers *hoststore.HeldError; Takeover supersedes any holder and reports
+// returns *hoststore.HeldError; Takeover supersedes any holder and reports
 // what remained of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))

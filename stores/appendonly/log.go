@@ -152,7 +152,7 @@ func (s *Store) commitsOf(ctx context.Context, ref hoststore.ScopeRef) ([]hostst
 	return out, err
 }
 
-// firstMarker answers id's first marker with a seq up to top, if any.
+// firstMarker returns id's first marker with a seq up to top, if any.
 func (s *Store) firstMarker(ctx context.Context, id hoststore.CommitID, top int64) (logMarker, bool, error) {
 	m := logMarker{id: id}
 	var tok int64

@@ -22,7 +22,7 @@ func (s *Store) head(ctx context.Context, ref hoststore.ScopeRef, id hoststore.C
 	return sqlitedb.NonNil(head), nil
 }
 
-// LoadHead answers the scope's visible head, or nil, nil when the scope was
+// LoadHead returns the scope's visible head, or nil, nil when the scope was
 // never created, was deleted, or only batches a load hides wrote it.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	octx, done, err := s.db.Call(ctx, "load head", scope.Validate())
@@ -44,7 +44,7 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 	return &hoststore.VersionedHead{Version: v.version, CommitID: v.id, Head: head}, nil
 }
 
-// ListHeads answers the visible scopes of kind whose names sort after
+// ListHeads returns the visible scopes of kind whose names sort after
 // after, in byte order of their names, each with its visible head, at most
 // limit. Next is the last name returned when more follow, nil when the
 // listing has ended. limit <= 0 is *hoststore.InvalidError.
@@ -84,7 +84,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return page, nil
 }
 
-// ReadRows answers the scope's visible rows from index from, in index
+// ReadRows returns the scope's visible rows from index from, in index
 // order, at most limit. A from below the first visible row is
 // *hoststore.InvalidError; a scope that does not exist has no rows; limit
 // <= 0 is *hoststore.InvalidError.

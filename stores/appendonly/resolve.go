@@ -66,7 +66,7 @@ type view struct {
 	segments   []segment // disjoint, in index order; only [start, end) is visible
 }
 
-// resolve replays the log (see the package doc): it answers the view of
+// resolve replays the log (see the package doc): it returns the view of
 // every scope that some visible batch wrote. markers and acquires must be
 // in seq order, updates in the order they were written.
 func resolve(markers []logMarker, acquires []logAcquire, updates []logUpdate) map[hoststore.ScopeRef]*view {
@@ -112,7 +112,7 @@ func visibleBatches(markers []logMarker, acquires []logAcquire, updates []logUpd
 	return out
 }
 
-// resolveChains decides which batches are visible and answers, per scope,
+// resolveChains decides which batches are visible and returns, per scope,
 // the chain of visible batches from its creation, in version order. Each
 // round resolves every scope's chain among the batches still in; a batch
 // off the chain of any scope it writes is out; rounds go on until none is
@@ -235,7 +235,7 @@ type piece struct {
 	base, lo, hi uint64
 }
 
-// rowsIn answers the pieces of segments covering the visible indices in
+// rowsIn returns the pieces of segments covering the visible indices in
 // [from, to), in index order.
 func (v *view) rowsIn(from, to uint64) []piece {
 	from, to = max(from, v.start), min(to, v.end)

@@ -51,7 +51,7 @@ func (s *Store) Close() error { return s.db.Close() }
 const insertAttempts = 6
 
 // insert runs one INSERT in its own autocommit statement on the write pool,
-// retrying it with jittered backoff while SQLite answers busy. Its error
+// retrying it with jittered backoff while SQLite reports busy. Its error
 // is the last one met.
 func (s *Store) insert(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	var err error

@@ -42,7 +42,7 @@ type step struct {
 	appendAt  int64
 }
 
-// checkUpdates is what a batch whose commit id has not landed answers
+// checkUpdates is what a batch whose commit id has not landed returns
 // against the scopes' states cur (aligned with ups): first, in update
 // order, an update whose Previous is not the scope's version (nil: absent
 // or deleted) is *ConflictError{Scope, Current}; then a create of a deleted
@@ -62,7 +62,7 @@ func checkUpdates(ups []hoststore.ScopeUpdate, cur []scopeRow) error {
 	return nil
 }
 
-// plan answers what u does to a scope in state cur, which checkUpdates
+// plan returns what u does to a scope in state cur, which checkUpdates
 // accepted. The parts apply in the spec's order: truncate_after,
 // drop_before, append, head.
 func plan(cur scopeRow, u hoststore.ScopeUpdate) step {

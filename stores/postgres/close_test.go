@@ -16,7 +16,7 @@ import (
 // realmTables are the store's shared tables, each keyed by realm.
 var realmTables = []string{"conform_realms", "conform_fences", "conform_scopes", "conform_rows", "conform_commits"}
 
-// realmRows answers how many rows of realm each shared table holds.
+// realmRows returns how many rows of realm each shared table holds.
 func realmRows(t *testing.T, realm string) map[string]int {
 	t.Helper()
 	c, err := pgx.Connect(t.Context(), serverURL(t))
@@ -40,7 +40,7 @@ func realmRows(t *testing.T, realm string) map[string]int {
 }
 
 // fill commits a batch on a new handle of f that puts a row of the realm
-// in every shared table, checks that it did, and answers the handle, still
+// in every shared table, checks that it did, and returns the handle, still
 // open, and its token.
 func fill(t *testing.T, f *postgres.Factory) (*postgres.Store, hoststore.FenceToken) {
 	t.Helper()
@@ -72,8 +72,8 @@ func wantNoRows(t *testing.T, realm string) {
 }
 
 // TestCloseDeletesNewRealm: Close of a realm NewRealm made, once its
-// handle is killed, deletes every row of it; Close again answers nil, and
-// Open after Close answers Unavailable.
+// handle is killed, deletes every row of it; Close again returns nil, and
+// Open after Close returns Unavailable.
 func TestCloseDeletesNewRealm(t *testing.T) {
 	f, err := postgres.NewRealm(t.Context(), serverURL(t))
 	if err != nil {
@@ -116,7 +116,7 @@ func TestCloseDeletesOpenURLRealm(t *testing.T) {
 
 // TestCloseKillsHeldCommit: Close with a handle still open, its commit held
 // with the scope rows locked, kills the handle (the released commit
-// answers Unavailable) and deletes the realm without waiting for the
+// returns Unavailable) and deletes the realm without waiting for the
 // release.
 func TestCloseKillsHeldCommit(t *testing.T) {
 	f, err := postgres.NewRealm(t.Context(), serverURL(t))
@@ -140,7 +140,7 @@ func TestCloseKillsHeldCommit(t *testing.T) {
 }
 
 // TestCloseKeepsNamedRealm: Close of a realm the caller named, by
-// Config.Realm or by realm=NAME, deletes nothing and answers nil, twice;
+// Config.Realm or by realm=NAME, deletes nothing and returns nil, twice;
 // the realm opened again holds what was committed.
 func TestCloseKeepsNamedRealm(t *testing.T) {
 	base := serverURL(t)

@@ -74,7 +74,7 @@ func (e *errRetry) Error() string { return "retryable: " + e.cause.Error() }
 //   - BEGIN; lock the batch's scope rows FOR UPDATE in (kind, name) order;
 //     read whether the commit id landed and the realm's highest token;
 //   - instore.CommitLocked;
-//   - a commit id that landed answers nil and acts never (it is read after
+//   - a commit id that landed returns nil and acts never (it is read after
 //     the scope locks, so a retry racing its first send waits for it);
 //   - a token below the highest is *FencedOutError, one never issued
 //     *InvalidError; a wrong Previous *ConflictError; a create of a deleted
@@ -251,7 +251,7 @@ func (t *txn) lock(ctx context.Context, c *conn) (cur []scopeRow, landed bool, h
 	return cur, landed, highest, err
 }
 
-// index answers the position in t.ups of the scope (kind, name), or -1.
+// index returns the position in t.ups of the scope (kind, name), or -1.
 func (t *txn) index(kind int16, name []byte) int {
 	for i, u := range t.ups {
 		if int16(u.Scope.Kind) == kind && string(u.Scope.Name) == string(name) {
@@ -261,8 +261,8 @@ func (t *txn) index(kind int16, name []byte) int {
 	return -1
 }
 
-// check answers what the batch meets before it writes: nil when its commit
-// id landed (the caller answers Ok) or when it may write.
+// check returns what the batch meets before it writes: nil when its commit
+// id landed (the caller returns nil) or when it may write.
 func (t *txn) check(cur []scopeRow, landed bool, highest int64) error {
 	if landed {
 		return nil
@@ -317,7 +317,7 @@ func readN(n int) func(pgx.BatchResults) error {
 	}
 }
 
-// fencedOut answers the error of a batch whose fence check failed: the
+// fencedOut returns the error of a batch whose fence check failed: the
 // realm's token moved on after the batch read it.
 func (t *txn) fencedOut(ctx context.Context) error {
 	var highest int64

@@ -3,7 +3,7 @@
 // batch commits in one transaction that checks each update's previous
 // version and the batch's token and refuses with Conflict or FencedOut; the
 // commit id is recorded with the versions, so a retry of a landed batch
-// answers Ok; the fence token and its lease expiry, on the database's clock,
+// returns nil; the fence token and its lease expiry, on the database's clock,
 // live in a row of their own. It uses only the public API (hoststore, and
 // instore.At for the three in-store failpoints), as a third party would.
 //
@@ -52,7 +52,7 @@
 //     (pg_advisory_xact_lock_shared), then checks in a new statement (a new
 //     snapshot) that its token still is the highest, then COMMITs. The check
 //     fails the statement, which aborts the transaction and skips the COMMIT
-//     queued after it; the commit answers *FencedOutError.
+//     queued after it; the commit returns *FencedOutError.
 //
 // Why this is sound. Locks are released only after the transaction's commit
 // is visible to new snapshots. If an acquire A holds the lock first, a
@@ -84,7 +84,7 @@
 // The early token check right after the scope locks is only a fast refusal:
 // correctness rests on the check under the fence lock.
 //
-// Idempotent retry ("A commit id that already landed answers Ok without
+// Idempotent retry ("A commit id that already landed returns nil without
 // acting again"): the commit id is looked up after the scope rows are
 // locked, so a retry racing its first send waits for it and then sees it. A
 // concurrent create of the same scope or a concurrent send of the same
@@ -111,7 +111,7 @@
 // *IndeterminateError: the batch may have landed. Core settles it by
 // loading the head or retrying the batch.
 //
-// Durability ("Ok means durable") is the server's: a commit answers Ok once
+// Durability ("Ok means durable") is the server's: a commit returns nil once
 // the server acknowledged its COMMIT, which with PostgreSQL's defaults
 // (synchronous_commit = on, fsync = on) means flushed to disk. The
 // throwaway test server of scripts/pg.sh turns fsync off for speed; that

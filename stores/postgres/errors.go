@@ -29,7 +29,7 @@ func isContract(err error) bool {
 }
 
 // mapErr maps an error of a call that applied nothing: a contract error
-// stands; the caller's context having ended answers ctx.Err(); anything else
+// stands; the caller's context having ended returns ctx.Err(); anything else
 // (a server error, a broken or killed connection) is *UnavailableError.
 func mapErr(ctx context.Context, op string, err error) error {
 	if err == nil || isContract(err) {
@@ -57,7 +57,7 @@ func unknown(ctx context.Context, op string, err error) error {
 	return &hoststore.IndeterminateError{Detail: fmt.Sprintf("postgres %s: the outcome is unknown: %v", op, err)}
 }
 
-// sqlState answers err's SQLSTATE, or "" when the server did not answer one.
+// sqlState returns err's SQLSTATE, or "" when the server did not answer one.
 func sqlState(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

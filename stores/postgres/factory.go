@@ -148,7 +148,7 @@ func NewRealm(ctx context.Context, url string) (*Factory, error) {
 	return newFactory(ctx, cfg, true)
 }
 
-// RandomRealm answers a fresh random realm id ("r-" and 32 hex digits).
+// RandomRealm returns a fresh random realm id ("r-" and 32 hex digits).
 func RandomRealm() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
@@ -237,7 +237,7 @@ func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.timing }
 
 // Open is a new process over the realm: a new handle with a connection pool
 // of its own, which shares nothing with earlier handles. It dials nothing
-// until the first call. After Close it answers *hoststore.UnavailableError.
+// until the first call. After Close it returns *hoststore.UnavailableError.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }

@@ -45,10 +45,10 @@ const sqlLapse = `UPDATE conform_realms r
 
 // AcquireFence issues a token higher than any before in the realm and
 // records the new holder's lease, in one transaction that commits before
-// it answers (durably). It first takes the realm's fence lock exclusively
+// it returns (durably). It first takes the realm's fence lock exclusively
 // (see the package doc): it waits only for commits that are past their
 // last step's start, never for a commit held in flight. Exclusive with a
-// live holder answers *HeldError with what remains of its lease; Takeover
+// live holder returns *HeldError with what remains of its lease; Takeover
 // supersedes any holder and reports that remainder (zero when none was
 // live). A mode that is not one is *InvalidError. When the COMMIT's answer
 // is lost the outcome is *IndeterminateError.
@@ -110,7 +110,7 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 
 // RenewFence records a new lease from now for the holder of token, also when
 // its last lease lapsed, when token still is the highest. A higher token
-// answers *FencedOutError{Current}; a token never issued (0 or above the
+// returns *FencedOutError{Current}; a token never issued (0 or above the
 // highest) *InvalidError. It takes no lock a commit holds. When the
 // UPDATE's answer is lost the outcome is *IndeterminateError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
@@ -139,7 +139,7 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	return &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres renew_fence: realm %q recorded no lease (dropped?)", s.f.realm)}
 }
 
-// tokenErr answers what a token that is not the highest one meets: a
+// tokenErr returns what a token that is not the highest one meets: a
 // superseded token *FencedOutError, one never issued *InvalidError; nil
 // for the highest.
 func tokenErr(op string, token hoststore.FenceToken, highest int64) error {

@@ -137,7 +137,7 @@ func hold(t *testing.T, s hoststore.HostStore, b *hoststore.CommitBatch, site in
 // kindIs reports whether err is of the contract kind k.
 func kindIs(err error, k hoststore.ErrorKind) bool { return hoststore.KindOf(err) == k }
 
-// fencedOut answers err as a *FencedOutError, or nil.
+// fencedOut returns err as a *FencedOutError, or nil.
 func fencedOut(err error) *hoststore.FencedOutError {
 	var f *hoststore.FencedOutError
 	if errors.As(err, &f) {

@@ -88,7 +88,7 @@ func TestCrashDropsTheTransaction(t *testing.T) {
 }
 
 // TestCanceledWhileHeld: a commit whose context ends while it is held
-// before its commit point answers the context's error, applies nothing and
+// before its commit point returns the context's error, applies nothing and
 // leaves no lock behind.
 func TestCanceledWhileHeld(t *testing.T) {
 	f := newRealm(t)

@@ -44,7 +44,7 @@ func newPool(cfg *pgx.ConnConfig, maxConns int) *pool {
 	return &pool{cfg: cfg, sem: make(chan struct{}, maxConns), all: map[*conn]struct{}{}}
 }
 
-// get answers an idle connection or dials a new one, waiting while maxConns
+// get returns an idle connection or dials a new one, waiting while maxConns
 // are in use. The caller gives it back with put.
 func (p *pool) get(ctx context.Context) (*conn, error) {
 	select {

@@ -17,7 +17,7 @@ import (
 const sqlLoadHead = `SELECT version, commit_id, head FROM conform_scopes
 	WHERE realm = $1 AND kind = $2 AND name = $3 AND NOT deleted`
 
-// LoadHead answers the scope's visible head, or nil, nil when it was never
+// LoadHead returns the scope's visible head, or nil, nil when it was never
 // created or was deleted (its tombstone is not visible). A malformed scope
 // is *InvalidError.
 func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
@@ -48,7 +48,7 @@ const sqlListHeads = `SELECT name, version, commit_id, head FROM conform_scopes
 	WHERE realm = $1 AND kind = $2 AND name > $3 AND NOT deleted
 	ORDER BY name LIMIT $4`
 
-// ListHeads answers the visible scopes of kind after after, in byte order
+// ListHeads returns the visible scopes of kind after after, in byte order
 // of their names (bytea order), at most limit, with Next set to the last
 // name answered when a further visible scope follows. A bad kind, a
 // malformed cursor or a limit <= 0 is *InvalidError.
@@ -110,7 +110,7 @@ const sqlReadRows = `SELECT s.row_start, s.deleted, r.idx, r.data
 	WHERE s.realm = $1 AND s.kind = $2 AND s.name = $3
 	ORDER BY r.idx`
 
-// ReadRows answers the scope's visible rows from index from, in index
+// ReadRows returns the scope's visible rows from index from, in index
 // order, at most limit, ending early at the scope's end. A scope that does
 // not exist (or was deleted) has no rows; a from below the first visible
 // row, a limit <= 0 or a malformed scope is *InvalidError.

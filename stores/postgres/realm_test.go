@@ -190,7 +190,7 @@ func TestListingByteOrder(t *testing.T) {
 }
 
 // freshDatabase creates an empty database on the test server, dropped at
-// the end of the test, and answers its URL.
+// the end of the test, and returns its URL.
 func freshDatabase(t *testing.T) string {
 	t.Helper()
 	base := serverURL(t)

@@ -13,7 +13,7 @@ import (
 // EnvURL names the environment variable that holds the test server's URL.
 const EnvURL = "CONFORM_PG_URL"
 
-// serverURL answers the test server's URL and fails the test without one:
+// serverURL returns the test server's URL and fails the test without one:
 // these tests never skip.
 func serverURL(t testing.TB) string {
 	t.Helper()

@@ -89,7 +89,7 @@ func check(ctx context.Context, q querier, b *hoststore.CommitBatch) (verdict, e
 	return verdict{states: states}, nil
 }
 
-// admits answers nil when u applies to st, else the contract error that
+// admits returns nil when u applies to st, else the contract error that
 // refuses the batch.
 func admits(id hoststore.CommitID, u hoststore.ScopeUpdate, st scopeState) error {
 	live := st.exists && !st.deleted
@@ -108,9 +108,9 @@ func admits(id hoststore.CommitID, u hoststore.ScopeUpdate, st scopeState) error
 
 // Commit applies one batch atomically in one short write transaction; see
 // the package doc for the sites of the failpoints and why no lock is held
-// at them. nil means durable (synchronous=FULL). A landed commit id answers
+// at them. nil means durable (synchronous=FULL). A landed commit id returns
 // nil without acting again. It refuses with *hoststore.ConflictError,
-// *hoststore.FencedOutError or *hoststore.InvalidError, answers
+// *hoststore.FencedOutError or *hoststore.InvalidError, returns
 // *hoststore.UnavailableError when nothing was applied and
 // *hoststore.IndeterminateError when COMMIT failed.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {

@@ -25,7 +25,7 @@
 // batch's token against the fence row and each update's previous against
 // the stored version, and applies every update. It refuses with
 // *hoststore.ConflictError and *hoststore.FencedOutError: obligations 4 and 5
-// are met at commit. A commit id that already landed answers nil without
+// are met at commit. A commit id that already landed returns nil without
 // acting again (obligation 3). A token never issued (0, or above the
 // highest) is *hoststore.InvalidError, and so is a create of a deleted
 // scope's name ("a store may refuse such a create as Invalid").
@@ -43,7 +43,7 @@
 //   - instore.CommitLocked: at the start of the commit, before it checks
 //     anything. No lock is held there ("its locks" are none).
 //   - the precheck: one read-only snapshot (WAL readers never wait for the
-//     writer) answers a landed commit id, a token never issued, a superseded
+//     writer) returns a landed commit id, a token never issued, a superseded
 //     token or a version mismatch early, without taking the write lock.
 //   - instore.CommitBeforePoint: after the precheck, just before BEGIN
 //     IMMEDIATE. The transaction then checks everything again (the precheck
@@ -67,7 +67,7 @@
 // included, is *hoststore.UnavailableError; a failure of COMMIT itself, the
 // caller's context or a Kill ending during COMMIT included, is
 // *hoststore.IndeterminateError: the outcome is unknown. A context that ended
-// before COMMIT answers ctx.Err().
+// before COMMIT returns ctx.Err().
 //
 // # Fence and clock
 //
@@ -86,6 +86,6 @@
 // rolled back: database/sql rolls it back and discards its connection, which
 // is what SQLite does for a process that dies (its locks go with its file
 // descriptors). A COMMIT already under way when Kill comes may still land,
-// as it may for a process killed during its COMMIT; the commit then answers
+// as it may for a process killed during its COMMIT; the commit then returns
 // *hoststore.IndeterminateError. Store.Close is the graceful close.
 package sqlite

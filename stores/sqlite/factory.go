@@ -13,7 +13,7 @@ import (
 const URLScheme = "sqlite"
 
 // DefaultBusyTimeout is how long a connection waits for SQLite's write lock
-// (busy_timeout) before the call answers *hoststore.UnavailableError.
+// (busy_timeout) before the call returns *hoststore.UnavailableError.
 const DefaultBusyTimeout = 5 * time.Second
 
 // flavor is what sets this store apart in package sqlitedb: write
@@ -91,7 +91,7 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 	return New(ctx, path)
 }
 
-// ParseURL answers the file path of a URL of the form sqlite:PATH or
+// ParseURL returns the file path of a URL of the form sqlite:PATH or
 // sqlite://PATH.
 func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
@@ -145,7 +145,7 @@ INSERT OR IGNORE INTO clock (id, offset_ns) VALUES (1, 0);
 `
 
 // Open is a new process over the realm: new pools over the file that share
-// nothing with earlier handles. It answers *hoststore.UnavailableError when
+// nothing with earlier handles. It returns *hoststore.UnavailableError when
 // the file cannot be opened or the factory is closed, or ctx.Err().
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
@@ -159,7 +159,7 @@ func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 
 // LapseFenceLeases lets every recorded lease run out by moving the realm's
 // clock offset just past the recorded lease's expiry (nothing sleeps). It
-// answers *hoststore.UnavailableError or ctx.Err() on failure.
+// returns *hoststore.UnavailableError or ctx.Err() on failure.
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	s, err := f.OpenStore(ctx)
 	if err != nil {

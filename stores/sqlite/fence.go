@@ -41,9 +41,9 @@ func (st fenceState) live() (time.Duration, bool) {
 	return time.Duration(st.expiry - st.now), true
 }
 
-// AcquireFence answers the next token and records its lease from now on
+// AcquireFence returns the next token and records its lease from now on
 // the realm's clock, in one short write transaction. Exclusive with a live
-// holder answers *hoststore.HeldError; Takeover supersedes any holder and
+// holder returns *hoststore.HeldError; Takeover supersedes any holder and
 // reports what remained of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))

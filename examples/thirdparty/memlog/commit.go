@@ -12,7 +12,7 @@ import (
 
 // Commit applies one batch atomically; nil means it landed. The steps:
 //
-//  1. A commit id that already landed answers nil without acting again.
+//  1. A commit id that already landed returns nil without acting again.
 //  2. It takes the lock of every scope it writes, in sorted order (kind,
 //     then name bytes), waiting no longer than ctx or the handle lives.
 //     Commits on other scopes never wait for it.
@@ -28,9 +28,9 @@ import (
 //  5. instore.CommitAfterPoint, then nil.
 //
 // A kill or a crash at a failpoint before the commit point leaves nothing
-// applied; the call answers *UnavailableError (killed), the error wrapping
+// applied; the call returns *UnavailableError (killed), the error wrapping
 // instore.ErrCrashed, or ctx.Err(). After the commit point the batch is
-// durable whatever the call answers.
+// durable whatever the call returns.
 func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error {
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -102,7 +102,7 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 // hold of its own in its place: only conform's harness arms instore's sites.
 var at = instore.At
 
-// checkTokenLocked answers *FencedOutError when a token higher than token
+// checkTokenLocked returns *FencedOutError when a token higher than token
 // was acquired ("a batch carrying a lower token whose commit point comes
 // later never becomes visible"), *InvalidError for a token never issued.
 // Called with mu held.
@@ -118,7 +118,7 @@ func (f *Factory) checkTokenLocked(token hoststore.FenceToken) error {
 
 // lockScopes takes the lock of each update's scope in the order of ups. It
 // gives up, releasing what it took, when ctx ends or the handle is killed.
-// It answers a release function that is safe to call more than once.
+// It returns a release function that is safe to call more than once.
 func (s *Store) lockScopes(ctx context.Context, ups []hoststore.ScopeUpdate) (func(), error) {
 	held := make([]chan struct{}, 0, len(ups))
 	release := func() {

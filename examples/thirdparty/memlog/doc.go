@@ -13,12 +13,12 @@
 //     in together under the realm's mutex, which loads take too.
 //   - Durable: the realm outlives every handle; Open is a new "process".
 //   - Idempotent retry: the realm remembers every commit id that landed and
-//     answers Ok to it again without acting.
+//     returns nil to it again without acting.
 //   - One version chain per scope: a commit refuses a batch whose previous
 //     version is not the scope's current one with *ConflictError.
 //   - Fencing: the token check and the apply are one step under the realm's
 //     mutex, which acquire takes too, so a batch with a lower token whose
-//     commit point comes after an acquire answers *FencedOutError.
+//     commit point comes after an acquire returns *FencedOutError.
 //   - Independence: a commit takes one lock per scope it writes, in sorted
 //     order, and holds them across its failpoints; the realm's mutex is held
 //     only for map look-ups and the apply itself, never while a commit waits.

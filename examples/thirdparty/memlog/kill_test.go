@@ -11,7 +11,7 @@ import (
 	"example.com/thirdparty/memlog"
 )
 
-// The chapter sees a killed handle through conform's wrapper, which answers
+// The chapter sees a killed handle through conform's wrapper, which returns
 // for it; these tests check memlog's own answers to a kill.
 
 var scope = hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}

@@ -42,7 +42,7 @@ func NewFactory() *Factory {
 	}
 }
 
-// Open answers a new handle over the realm that holds nothing of the
+// Open returns a new handle over the realm that holds nothing of the
 // handles before it. It fails only when ctx has ended.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
@@ -63,14 +63,14 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	return nil
 }
 
-// state answers the scope's current state (nil: never created).
+// state returns the scope's current state (nil: never created).
 func (f *Factory) state(s hoststore.ScopeRef) *scopeState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.scopes[s]
 }
 
-// lockOf answers the scope's commit lock: a channel with room for one, so
+// lockOf returns the scope's commit lock: a channel with room for one, so
 // that a commit can wait for it and still honour its context and its
 // handle's death.
 func (f *Factory) lockOf(s hoststore.ScopeRef) chan struct{} {

@@ -32,7 +32,7 @@ func (s *scopeState) current() *hoststore.ScopeVersion {
 	return hoststore.Ptr(s.version)
 }
 
-// check answers why u cannot apply to the scope's state s, or nil:
+// check returns why u cannot apply to the scope's state s, or nil:
 // *ConflictError when u's previous version is not the scope's current one
 // ("Conflict { scope, current }"), *InvalidError for a create of a deleted
 // name ("a store may refuse such a create as Invalid").
@@ -47,7 +47,7 @@ func check(u *hoststore.ScopeUpdate, s *scopeState) error {
 	return nil
 }
 
-// next answers the state after u, which check accepted against s, written
+// next returns the state after u, which check accepted against s, written
 // by the batch id. "The parts of an update apply in this order:
 // truncate_after, drop_before, append, head." s is not changed; the new
 // state shares its row bytes, which nobody changes.
@@ -96,7 +96,7 @@ func next(s *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scope
 	return n
 }
 
-// versionedHead answers a copy of the visible head, or nil.
+// versionedHead returns a copy of the visible head, or nil.
 func (s *scopeState) versionedHead() *hoststore.VersionedHead {
 	if !s.live() {
 		return nil
@@ -104,7 +104,7 @@ func (s *scopeState) versionedHead() *hoststore.VersionedHead {
 	return &hoststore.VersionedHead{Version: s.version, CommitID: s.commitID, Head: clone(s.head)}
 }
 
-// read answers copies of the visible rows from index from, at most limit.
+// read returns copies of the visible rows from index from, at most limit.
 // "A from below the first visible row is Invalid. A scope that does not
 // exist has no rows."
 func (s *scopeState) read(from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {

@@ -23,7 +23,7 @@ var (
 	_ hoststore.Killer    = (*Store)(nil)
 )
 
-// Kill kills the handle as a process dies: every later call answers
+// Kill kills the handle as a process dies: every later call returns
 // *UnavailableError, and a commit in flight abandons at its next step
 // (before its commit point nothing of it is applied). Kill is idempotent.
 func (s *Store) Kill() { s.killOnce.Do(func() { close(s.dead) }) }
@@ -38,7 +38,7 @@ func (s *Store) killed() bool {
 	}
 }
 
-// usable answers why the handle cannot serve a call now, or nil.
+// usable returns why the handle cannot serve a call now, or nil.
 func (s *Store) usable(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -53,7 +53,7 @@ func (s *Store) usable(ctx context.Context) error {
 // 30 s lease.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
 
-// LoadHead answers the scope's visible head, or nil, nil when the scope was
+// LoadHead returns the scope's visible head, or nil, nil when the scope was
 // never created or was deleted. A malformed scope is *InvalidError.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.usable(ctx); err != nil {
@@ -65,7 +65,7 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 	return s.realm.state(scope).versionedHead(), nil
 }
 
-// ListHeads answers the visible scopes of kind whose names sort after after
+// ListHeads returns the visible scopes of kind whose names sort after after
 // (from the first when nil), in byte order of names, at most limit, each
 // with its visible head. Next is the last name answered when more follow,
 // nil when the listing ended. A limit <= 0 or a kind that is not a kind is
@@ -110,7 +110,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return out, nil
 }
 
-// ReadRows answers the scope's visible rows from index from, in index
+// ReadRows returns the scope's visible rows from index from, in index
 // order, at most limit. A from below the first visible row, a limit <= 0 or
 // a malformed scope is *InvalidError; a scope that does not exist has no
 // rows.
@@ -127,8 +127,8 @@ func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hos
 	return s.realm.state(scope).read(from, limit)
 }
 
-// AcquireFence answers the next token of the realm and records its lease
-// from now. Exclusive answers *HeldError while the holder's lease lasts;
+// AcquireFence returns the next token of the realm and records its lease
+// from now. Exclusive returns *HeldError while the holder's lease lasts;
 // Takeover supersedes any holder and reports what remained of its lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	if err := s.usable(ctx); err != nil {

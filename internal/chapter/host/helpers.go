@@ -26,7 +26,7 @@ func retryRefusal(err error) bool {
 	return false
 }
 
-// goCommit commits on its own goroutine and answers the error on a channel.
+// goCommit commits on its own goroutine and returns the error on a channel.
 func goCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch) <-chan error {
 	res := make(chan error, 1)
 	go func() { res <- p.Commit(ctx, b) }()
@@ -34,7 +34,7 @@ func goCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch) <-
 }
 
 // waitArrived waits until the held commit arrives at its site. A commit that
-// answers without arriving means the store skipped the site for it: the
+// returns without arriving means the store skipped the site for it: the
 // spec ends as not exercised. A commit that does neither fails the spec.
 func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error) {
 	GinkgoHelper()

@@ -118,7 +118,7 @@ func (e *env) killSetup(ctx context.Context, tag string) (*chapter.Proc, *hostst
 // way Core does, settles the batch by loading its heads, checks both scopes
 // against the model from two processes, and commits the scopes' next
 // versions. mustLand says the store had reached its commit point (it
-// answered Ok, or the crash was after its commit point).
+// returned nil, or the crash was after its commit point).
 func (e *env) killAftermath(ctx context.Context, b *hoststore.CommitBatch, mustLand bool) bool {
 	q := e.NewWriter(ctx)
 	landed := e.Settle(ctx, q, b)

@@ -57,7 +57,7 @@ func rowReopen() *chapter.Row {
 
 // randomHistory commits a seeded random history of n batches over about
 // nScopes scopes of every kind, with creates, appends, head changes,
-// truncations, drops and deletes, and answers every scope it touched.
+// truncations, drops and deletes, and returns every scope it touched.
 func (e *env) randomHistory(ctx context.Context, w *chapter.Proc, nScopes, n int) []hoststore.ScopeRef {
 	rng := e.Rand()
 	var pool []hoststore.ScopeRef

@@ -44,7 +44,7 @@ func (s *script) model(k int, digest string) answer {
 	return m
 }
 
-// tool answers one tool call, and how long it took.
+// tool returns one tool call, and how long it took.
 func (s *script) tool(arg string) ([]byte, time.Duration) {
 	r := s.rng("tool", arg)
 	return scripted.Fill(r, s.out/2+r.IntN(s.out)), s.unit * time.Duration(1+r.IntN(2))

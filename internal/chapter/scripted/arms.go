@@ -46,7 +46,7 @@ func HeldInStore(s *Spec, p *Process) {
 }
 
 // afterUnitCommit makes p answer f(err) once, for the spec's unit's
-// commit that the store answered Ok to, in place of Ok.
+// commit that the store returned nil to, in place of Ok.
 func afterUnitCommit(s *Spec, p *Process, f func() error) {
 	fired := false
 	p.st.setHooks(func(st *obsStore) {
@@ -70,7 +70,7 @@ func AnswerLost(s *Spec, p *Process) {
 	})
 }
 
-// Indeterminate answers Indeterminate to the unit's commit after it
+// Indeterminate returns Indeterminate to the unit's commit after it
 // landed; the process lives on.
 func Indeterminate(s *Spec, p *Process) {
 	afterUnitCommit(s, p, func() error {

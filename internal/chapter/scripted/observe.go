@@ -46,7 +46,7 @@ func idLogOf(e *chapter.Env) *idLog {
 	return v.(*idLog)
 }
 
-// record notes id's content and answers false when id was sent before
+// record notes id's content and returns false when id was sent before
 // with other content.
 func (g *idLog) record(id hoststore.CommitID, sum [sha256.Size]byte) bool {
 	g.mu.Lock()
@@ -85,14 +85,14 @@ func (o *observer) find(ob reports.ObligationID, format string, args ...any) {
 	o.findings = append(o.findings, finding{ob: ob, message: fmt.Sprintf(format, args...)})
 }
 
-// Findings answers what the observer found so far.
+// Findings returns what the observer found so far.
 func (o *observer) Findings() []finding {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]finding(nil), o.findings...)
 }
 
-// landed tells whether a store answered Ok to a commit with id.
+// landed tells whether a store returned nil to a commit with id.
 func (o *observer) landed(id hoststore.CommitID) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()

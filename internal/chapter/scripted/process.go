@@ -81,7 +81,7 @@ func (p *Process) kill() {
 
 // holdCommit arms a hold at site for the first batch match accepts, and a
 // helper that kills p once that batch is held inside the store, then lets
-// it go on: the process dies with its commit in flight. wait answers
+// it go on: the process dies with its commit in flight. wait returns
 // whether a batch was held (false: none reached the site); call it once
 // the process's work has ended. It is also called at the spec's end, so a
 // failed spec leaves nothing armed.

@@ -55,7 +55,7 @@ type obsStore struct {
 	// beforeCommit runs before a batch is sent; an error is answered
 	// instead of sending it.
 	beforeCommit func(b *hoststore.CommitBatch) error
-	// afterCommit runs with the store's answer and answers what the writer
+	// afterCommit runs with the store's answer and returns what the writer
 	// gets.
 	afterCommit func(b *hoststore.CommitBatch, err error) error
 	// beforeRenew runs before a renew; an error is answered instead.

@@ -101,7 +101,7 @@ func TestWriterCanaryChild(t *testing.T) {
 	RunSpecs(t, "writer canary "+name)
 }
 
-// runWriterCanary runs one child and answers its results by row.
+// runWriterCanary runs one child and returns its results by row.
 func runWriterCanary(t *testing.T, name string) map[string][]specResult {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.json")

@@ -21,10 +21,10 @@ type script struct {
 	jobs int
 }
 
-// steps answers how many steps job j has.
+// steps returns how many steps job j has.
 func (s *script) steps(j int) int { return 2 + scripted.Rand(s.seed, "steps", strconv.Itoa(j)).IntN(3) }
 
-// step answers the output of step n of job j, and how long it took.
+// step returns the output of step n of job j, and how long it took.
 func (s *script) step(j, n int) ([]byte, time.Duration) {
 	r := scripted.Rand(s.seed, "step", strconv.Itoa(j), strconv.Itoa(n))
 	return scripted.Fill(r, s.out/2+r.IntN(s.out)), s.unit * time.Duration(1+r.IntN(3))

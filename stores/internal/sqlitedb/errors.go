@@ -34,7 +34,7 @@ func Busy(err error) bool {
 	return false
 }
 
-// NonNil answers b, or an empty slice for nil: a stored blob read back as
+// NonNil returns b, or an empty slice for nil: a stored blob read back as
 // NULL or empty is an empty head or row, never nil.
 func NonNil(b []byte) []byte {
 	if b == nil {

@@ -64,7 +64,7 @@ type Config struct {
 	BusyTimeout time.Duration
 }
 
-// Configure answers the default Config (hoststore.DefaultFenceTiming and
+// Configure returns the default Config (hoststore.DefaultFenceTiming and
 // fl.DefaultBusyTimeout) with opts applied in order, or the first option's
 // error.
 func Configure[O ~func(*Config) error](fl *Flavor, opts []O) (Config, error) {
@@ -101,7 +101,7 @@ func (fl *Flavor) WithBusyTimeout(d time.Duration) func(*Config) error {
 	}
 }
 
-// ParseURL answers the file path of a URL of the form Scheme:PATH or
+// ParseURL returns the file path of a URL of the form Scheme:PATH or
 // Scheme://PATH; an empty PATH is refused.
 func (fl *Flavor) ParseURL(u string) (string, error) {
 	rest, ok := strings.CutPrefix(u, fl.Scheme+":")
@@ -118,7 +118,7 @@ func (fl *Flavor) ParseURL(u string) (string, error) {
 }
 
 // NewRealmFile creates a new, empty file inside dir, named after
-// RealmPattern, and answers its path.
+// RealmPattern, and returns its path.
 func (fl *Flavor) NewRealmFile(dir string) (string, error) {
 	file, err := os.CreateTemp(dir, fl.RealmPattern)
 	if err != nil {
@@ -187,7 +187,7 @@ type File struct {
 	handles map[*Handle]struct{} // the handles neither killed nor closed
 }
 
-// New answers the File at path with opts applied (see Configure), creating
+// New returns the File at path with opts applied (see Configure), creating
 // the file and its schema when absent: it is Configure, then Create.
 func New[O ~func(*Config) error](ctx context.Context, fl *Flavor, path string, opts []O) (*File, error) {
 	cfg, err := Configure(fl, opts)
@@ -197,7 +197,7 @@ func New[O ~func(*Config) error](ctx context.Context, fl *Flavor, path string, o
 	return fl.Create(ctx, path, cfg)
 }
 
-// Create answers the File at path, creating the file and its schema when
+// Create returns the File at path, creating the file and its schema when
 // absent (an existing file is used as it stands). The path must not be
 // empty, contain '?' or start with "file:"; it is made absolute.
 func (fl *Flavor) Create(ctx context.Context, path string, cfg Config) (*File, error) {
@@ -246,7 +246,7 @@ func (f *File) Close() error {
 	return removeFiles(f.flavor, f.path)
 }
 
-// admit records h as an open handle of f, or answers
+// admit records h as an open handle of f, or returns
 // *hoststore.UnavailableError when f is closed.
 func (f *File) admit(h *Handle) error {
 	f.mu.Lock()

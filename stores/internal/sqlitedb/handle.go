@@ -33,7 +33,7 @@ type Handle struct {
 }
 
 // Open opens a new Handle over the file: new pools that share nothing with
-// earlier handles. It answers *hoststore.UnavailableError when the file
+// earlier handles. It returns *hoststore.UnavailableError when the file
 // cannot be opened or f is closed, or ctx.Err().
 func (f *File) Open(ctx context.Context) (*Handle, error) {
 	read, err := sql.Open("sqlite", f.dsn(false))
@@ -96,14 +96,14 @@ func (h *Handle) Done() bool { return h.done.Load() }
 func (h *Handle) Killed() bool { return h.killed.Load() }
 
 // Op derives the context of one call: it ends when ctx ends or when the
-// handle is killed. The call runs the func it answers when it ends.
+// handle is killed. The call runs the func it returns when it ends.
 func (h *Handle) Op(ctx context.Context) (context.Context, func()) {
 	c, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(h.life, cancel)
 	return c, func() { stop(); cancel() }
 }
 
-// Gone answers the error of a call named what on a killed or closed
+// Gone returns the error of a call named what on a killed or closed
 // handle, *hoststore.UnavailableError, or nil.
 func (h *Handle) Gone(what string) error {
 	if h.done.Load() {
@@ -112,7 +112,7 @@ func (h *Handle) Gone(what string) error {
 	return nil
 }
 
-// Call starts the call named what: it answers the first non-nil of args
+// Call starts the call named what: it returns the first non-nil of args
 // (the call's argument checks, in order: hoststore.ScopeRef.Validate,
 // Batch, Limit, Kind, Mode) as
 // *hoststore.InvalidError "what: …", else Gone(what), else the call's
@@ -145,7 +145,7 @@ func (h *Handle) Unavailable(ctx context.Context, what string, err error) error 
 }
 
 // CloseAfter closes the handle once a call that answered err is over, and
-// answers err; when only the close failed, *hoststore.UnavailableError
+// returns err; when only the close failed, *hoststore.UnavailableError
 // "what: close: …".
 func (h *Handle) CloseAfter(err error, what string) error {
 	if cerr := h.Close(); err == nil && cerr != nil {

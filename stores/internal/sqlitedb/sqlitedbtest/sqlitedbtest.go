@@ -143,7 +143,7 @@ var ref = hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "closing"}
 
 // write takes the fence on a new handle of f and commits one batch that
 // creates ref with a head and a row, so that the realm's file and its
-// write-ahead log really hold data. It answers the handle, still open.
+// write-ahead log really hold data. It returns the handle, still open.
 func write(t *testing.T, f hoststore.HostStoreFactory) hoststore.HostStore {
 	t.Helper()
 	s, err := f.Open(t.Context())
@@ -166,7 +166,7 @@ func write(t *testing.T, f hoststore.HostStoreFactory) hoststore.HostStore {
 	return s
 }
 
-// realmFiles answers the names in dir.
+// realmFiles returns the names in dir.
 func realmFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -183,7 +183,7 @@ func realmFiles(t *testing.T, dir string) []string {
 // TestCloseRemovesNewRealm checks that Close of a realm NewRealm made, once
 // its handle is killed, removes the database file and its companions (here
 // also ones a dying process would leave behind), leaving its directory
-// empty; that a second Close answers nil; and that a later Open answers
+// empty; that a second Close returns nil; and that a later Open returns
 // *hoststore.UnavailableError.
 func (p Package[F, O]) TestCloseRemovesNewRealm(t *testing.T) {
 	dir := t.TempDir()
@@ -225,7 +225,7 @@ func (p Package[F, O]) TestCloseRemovesNewRealm(t *testing.T) {
 }
 
 // TestCloseKillsOpenHandles checks that Close kills a handle still open (a
-// later call on it answers *hoststore.UnavailableError) and removes the
+// later call on it returns *hoststore.UnavailableError) and removes the
 // realm's files all the same.
 func (p Package[F, O]) TestCloseKillsOpenHandles(t *testing.T) {
 	dir := t.TempDir()
@@ -253,7 +253,7 @@ func (p Package[F, O]) TestCloseKillsOpenHandles(t *testing.T) {
 }
 
 // TestCloseKeepsNamedRealm checks that Close of a realm opened by OpenURL
-// removes nothing and answers nil, twice, and that the realm opened again
+// removes nothing and returns nil, twice, and that the realm opened again
 // holds what was committed.
 func (p Package[F, O]) TestCloseKeepsNamedRealm(t *testing.T) {
 	dir := t.TempDir()
