@@ -27,6 +27,7 @@ type (
 		Seed                                               uint64
 		Schema                                             int
 		Conformant, NoVerdict, Interrupted, Detailed       bool
+		Unselected                                         bool // a row the selection left out
 		Failpoints                                         []string
 		Counts, Legend                                     []htmlCount
 		Obligations                                        []htmlColumn
@@ -50,6 +51,7 @@ type (
 		Anchor, MatrixAnchor              string
 		Chapter, ID, Name, Spec           string
 		Class, Symbol, Label, Duration    string
+		ShortLabel                        string // Label cut for the matrix and the summary
 		Repro, Output                     string
 		Labels, NotExercised              []string
 		Cells                             []htmlCell
@@ -165,6 +167,7 @@ func newHTMLView(run *Run) *htmlView {
 		hr.ChapterStart = i == 0 || row.Chapter != prev
 		prev = row.Chapter
 		v.Detailed = v.Detailed || hr.Details
+		v.Unselected = v.Unselected || row.NotSelected
 		v.Rows = append(v.Rows, hr)
 		if f, ok := findingOf(run, row, hr); ok {
 			v.Findings = append(v.Findings, f)
@@ -182,7 +185,7 @@ func findingOf(run *Run, row Row, hr htmlRow) (htmlFinding, bool) {
 	}
 	f := htmlFinding{
 		Href: "#" + hr.MatrixAnchor, Name: short(nonEmpty(row.Name, row.Spec, string(row.ID), "unnamed row"), htmlShortMessage),
-		ID: short(string(row.ID), htmlShortMessage), Class: hr.Class, Symbol: hr.Symbol, Label: hr.Label,
+		ID: short(string(row.ID), htmlShortMessage), Class: hr.Class, Symbol: hr.Symbol, Label: hr.ShortLabel,
 		Repro: field(row.Repro),
 	}
 	if hr.Details {
@@ -310,6 +313,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 		Class:        statusClass(row.Status),
 		Symbol:       row.Status.Symbol(),
 		Label:        field(row.Status.Label()),
+		ShortLabel:   short(row.Status.Label(), htmlShortID),
 		Duration:     duration(row.Duration),
 		Repro:        field(row.Repro),
 		NotSelected:  row.NotSelected,
