@@ -38,9 +38,9 @@ type (
 	// htmlFinding is one line of the summary above the matrix: a selected
 	// row that is not certified.
 	htmlFinding struct {
-		Href, Name, ID, Class, Symbol, Label string
-		Obligations                          []string
-		Message, Repro                       string
+		Href, Name, Class, Symbol, Label string
+		Obligations                      []string
+		Message, Repro                   string
 	}
 	htmlCount struct {
 		Class, Symbol, Label string
@@ -185,7 +185,7 @@ func findingOf(run *Run, row Row, hr htmlRow) (htmlFinding, bool) {
 	}
 	f := htmlFinding{
 		Href: "#" + hr.MatrixAnchor, Name: short(nonEmpty(row.Name, row.Spec, string(row.ID), "unnamed row"), htmlShortMessage),
-		ID: short(string(row.ID), htmlShortMessage), Class: hr.Class, Symbol: hr.Symbol, Label: hr.ShortLabel,
+		Class: hr.Class, Symbol: hr.Symbol, Label: hr.ShortLabel,
 		Repro: field(row.Repro),
 	}
 	if hr.Details {
