@@ -30,6 +30,7 @@ type suite struct {
 	mu     sync.Mutex
 	result *reports.Run
 	err    error
+	gate   reportGate // RunBinary waits on a write that began
 }
 
 // Register adds conform's chapters to the caller's own Ginkgo suite, for
@@ -64,6 +65,10 @@ func (s *suite) register(newRealm NewRealm) {
 		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
 	}
 	ReportAfterSuite("conform reports", func(r Report) {
+		if !s.gate.begin() {
+			return
+		}
+		defer s.gate.end()
 		s.disarm()
 		run := s.collect(r)
 		s.mu.Lock()
@@ -74,6 +79,7 @@ func (s *suite) register(newRealm NewRealm) {
 		}
 		var werr error
 		if o.ReportDir != "-" {
+			beforeReportWrite()
 			if werr = reports.WriteAll(o.ReportDir, run); werr != nil {
 				s.mu.Lock()
 				s.err = werr
@@ -168,6 +174,7 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 		return nil, err
 	}
 	RunSpecs(&failRecorder{}, "conform", sc, rc)
+	s.gate.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.result == nil {
