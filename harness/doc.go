@@ -22,6 +22,21 @@
 // variable fills a flag that was not given, and one that conflicts with a
 // flag given is refused, with exit code 2 and one line naming both. A
 // repro string (`conform reproduce`, or CONFORM_REPRO) conflicts in the
-// same way with --seed, --rows and --failpoint. RunBinary, the core of the
-// command, reads no CONFORM_* variable.
+// same way with --seed, --rows, --failpoint and --store: a report names
+// the store that was run, never another one a repro came from. A repro
+// whose store the command does not open is refused with the `go test`
+// form to use instead. `conform reproduce` takes its flags before and
+// after the repro string. RunBinary, the core of the command, reads no
+// CONFORM_* variable.
+//
+// # Signals and output
+//
+// The command notes SIGINT and SIGTERM rather than dying of them: Ginkgo
+// stops the rows, the reports are written whole (RunBinary returns only
+// once a write that began has ended, even after a second signal), and the
+// exit code is 1 with "interrupted" on stdout and stderr. A closed stdout
+// fails writes with EPIPE instead of killing the process by SIGPIPE, so
+// the reports are written and the exit code is the verdict's. Every line
+// the command prints that carries text from outside goes through
+// textsafe.Line.
 package harness

@@ -21,10 +21,11 @@ type runFlags struct {
 // the names of the flags the user gave. Flags are the command's interface:
 // a setting from the environment fills a flag that was not given and is
 // refused when it conflicts with one that was; a repro (the string given
-// to reproduce, or CONFORM_REPRO) sets the seed, the rows and the
-// failpoints, refused when a flag given says otherwise, and the store
-// unless --store was given. A refusal is one line naming both sides. merge
-// returns the variables that set something, for the run's header.
+// to reproduce, or CONFORM_REPRO) sets the seed, the rows, the failpoints
+// and the store it names, refused when a flag given says otherwise: a
+// report always names the store that was run, never the one a repro came
+// from. A refusal is one line naming both sides. merge returns the
+// variables that set something, for the run's header.
 func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, error) {
 	var fromEnv []string
 	reproName := "the repro string"
@@ -55,7 +56,10 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 		}
 		f.seed, f.rows = repro.Seed, repro.Row
 		f.failpoints = append(multi(nil), repro.Failpoints...)
-		if repro.Store != "" && !given["store"] {
+		if repro.Store != "" {
+			if given["store"] && f.store != repro.Store {
+				return nil, fmt.Errorf("--store %q conflicts with %s (store=%s); a repro names the store it failed on, so drop store= from it to run it elsewhere", f.store, reproName, repro.Store)
+			}
 			f.store = repro.Store
 		}
 		if repro.Fences != "" {

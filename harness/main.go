@@ -16,6 +16,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -63,10 +64,8 @@ func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	switch args[0] {
-	case "run":
-		return c.cmdRun(args[1:], stdout, stderr, nil)
-	case "reproduce":
-		return c.cmdReproduce(args[1:], stdout, stderr)
+	case "run", "reproduce":
+		return c.cmdRun(args[0], args[1:], stdout, stderr)
 	case "list":
 		return c.cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -112,93 +111,142 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-// cmdRun is `conform run`; repro, when set (`conform reproduce`), fixes
-// the seed, rows and failpoints.
-func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// MinTimeout is the floor of --timeout: a spec's bound below it fails a
+// correct store rather than judging it.
+const MinTimeout = time.Second
+
+// refuse prints one line to w, "conform NAME: " and the message with any
+// outside text in it escaped, and returns ExitUsage.
+func refuse(w io.Writer, name, format string, args ...any) int {
+	fmt.Fprintf(w, "conform %s: %s\n", name, textsafe.Line(fmt.Sprintf(format, args...)))
+	return ExitUsage
+}
+
+// parseInterleaved parses args with fs, taking flags before and after the
+// positional arguments alike, and returns the positional ones in order;
+// after "--" every argument is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// cmdRun is `conform run`, and `conform reproduce` when name is
+// "reproduce": then exactly one argument is the repro string, which fixes
+// the seed, the rows, the failpoints and the store.
+func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	var f runFlags
 	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
 	fs.StringVar(&f.rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
 	fs.StringVar(&f.labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
 	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
-	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row")
-	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list')")
+	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row (at least "+MinTimeout.String()+")")
+	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
 	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			c.runUsage(stdout, name, fs)
 			return 0
 		}
-		return ExitUsage
+		return refuse(stderr, name, "%v (see 'conform %s -h')", err, name)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "conform run: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
+	var repro *Repro
+	switch {
+	case name == "reproduce" && len(pos) == 0:
+		return refuse(stderr, name, "give the repro string a failure ended with, e.g. conform reproduce 'v1;seed=42;row=kill'")
+	case name == "reproduce" && len(pos) > 1:
+		return refuse(stderr, name, "takes one repro string, got %d arguments: %q", len(pos), pos)
+	case name == "reproduce":
+		r, err := ParseRepro(pos[0])
+		if err != nil {
+			return refuse(stderr, name, "%v", err)
+		}
+		repro = &r
+	case len(pos) > 0:
+		return refuse(stderr, name, "unexpected argument %q", pos[0])
 	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "conform run: --timeout must be positive, not %s\n", *timeout)
-		return ExitUsage
+	if *timeout < MinTimeout {
+		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinTimeout)
 	}
 	e, err := readEnv(os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "%v", err)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	fromEnv, err := f.merge(given, repro, e)
 	if err != nil {
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "%v", err)
+	}
+	if r := repro; r != nil || e.repro != nil {
+		if r == nil {
+			r = e.repro
+		}
+		if r.Store != "" && !c.opens(r.Store) {
+			return refuse(stderr, name, "the repro names the store %q, which this command does not open (it opens %s); a store tested under go test by its author runs the repro there: CONFORM_REPRO='%s' go test ./...",
+				r.Store, strings.Join(c.schemes(), ", "), r.String())
+		}
 	}
 	filter, err := rowFilter(f.rows, f.labels)
 	if err != nil {
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "%v", err)
 	}
 	for _, fp := range f.failpoints {
 		if _, _, err := faults.ParseFailpointFlag(fp); err != nil {
-			fmt.Fprintf(stderr, "conform run: %v\n", err)
-			return ExitUsage
+			return refuse(stderr, name, "%v", err)
 		}
 	}
 	if _, err := fencesCommand(f.fences); err != nil {
-		fmt.Fprintf(stderr, "conform run: --%v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "--%v", err)
 	}
 	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences})); err != nil {
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "%v", err)
 	}
 	if err := checkReportDir(f.reportDir); err != nil {
-		fmt.Fprintf(stderr, "conform run: --report-dir %q: %v\n", f.reportDir, err)
-		return ExitUsage
+		return refuse(stderr, name, "--report-dir %q: %v", f.reportDir, err)
 	}
 	newRealm, err := c.open(f.store)
 	if err != nil {
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
+		return refuse(stderr, name, "%v", err)
 	}
 	if err := preflight(newRealm); err != nil {
-		fmt.Fprintf(stderr, "conform run: store %q cannot be opened: %v\n", f.store, err)
-		return ExitUsage
+		return refuse(stderr, name, "store %q cannot be opened: %v", f.store, err)
 	}
 	if f.seed == 0 {
 		if f.seed, err = drawSeed(); err != nil {
-			fmt.Fprintf(stderr, "conform run: %v\n", err)
-			return ExitUsage
+			return refuse(stderr, name, "%v", err)
 		}
 	}
+	// From here on a signal or a closed stdout must not end the process
+	// mid-run: both are noted, the reports are written, and the exit code
+	// says what happened.
+	sig := watchSignals()
+	defer sig.stop()
+	out := &pipeSafe{w: stdout}
 	note := ""
 	if len(fromEnv) > 0 {
 		note = "; from the environment: " + strings.Join(fromEnv, ", ")
 	}
-	fmt.Fprintf(stdout, "conform %s: certifying %s (seed %d%s)\n", Version, f.store, f.seed, note)
-	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(stdout), WithSeed(f.seed)}
+	fmt.Fprintf(out, "conform %s: certifying %s (seed %d%s)\n", Version, textsafe.Line(f.store), f.seed, note)
+	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(out), WithSeed(f.seed)}
 	opts = append(opts, WithFences(f.fences, *fencesDir))
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
@@ -207,15 +255,31 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 		opts = append(opts, WithKeepRealms())
 	}
 	run, err := RunBinary(newRealm, opts...)
-	if err != nil {
-		// The summary is out; a run whose reports could not be written
-		// has no verdict a CI job can keep.
-		fmt.Fprintf(stderr, "conform run: %v\n", err)
-		return ExitUsage
-	}
-	if run.Interrupted {
-		fmt.Fprintln(stderr, "conform run: interrupted; unfinished rows are marked not run in the reports")
+	signalled := sig.count() > 0
+	switch {
+	case run == nil && signalled:
+		fmt.Fprintln(out, "\nINTERRUPTED, NO VERDICT: the run stopped before its reports; none were written")
+		fmt.Fprintf(stderr, "conform %s: interrupted before the reports were written; none were written\n", name)
 		return ExitNotConformant
+	case err != nil:
+		// The summary, if any, is out; a run whose reports could not be
+		// written has no verdict a CI job can keep.
+		if signalled {
+			fmt.Fprintln(out, "INTERRUPTED, and the reports were NOT written")
+			refuse(stderr, name, "interrupted, and the reports were not written: %v", err)
+			return ExitNotConformant
+		}
+		return refuse(stderr, name, "%v", err)
+	case run.Interrupted:
+		fmt.Fprintf(stderr, "conform %s: interrupted; unfinished rows are marked not run in the reports\n", name)
+		return ExitNotConformant
+	case signalled:
+		fmt.Fprintln(out, "INTERRUPTED after every selected row had run; the reports above were written in full first")
+		fmt.Fprintf(stderr, "conform %s: interrupted while the reports were being written; they were written in full before exit\n", name)
+		return ExitNotConformant
+	}
+	if len(f.failpoints) > 0 && run.Counts()[reports.StatusFailed] > 0 {
+		fmt.Fprintf(out, "note: %s\n", textsafe.Line(userFailpointNote("every failure of this run", f.failpoints)))
 	}
 	switch v := run.Verdict(); {
 	case v.Passing():
@@ -224,6 +288,17 @@ func (c Command) cmdRun(args []string, stdout, stderr io.Writer, repro *Repro) i
 		return ExitUsage
 	}
 	return ExitNotConformant
+}
+
+// runUsage prints the help of `conform run` or `conform reproduce`.
+func (c Command) runUsage(w io.Writer, name string, fs *flag.FlagSet) {
+	if name == "reproduce" {
+		fmt.Fprintf(w, "usage: conform reproduce [flags] 'REPRO'\n\nruns again exactly what a failure's repro string names; a flag that says otherwise than the string is refused\n\n")
+	} else {
+		fmt.Fprintf(w, "usage: conform run [flags]\n\n")
+	}
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // rowFilter joins --rows and --label-filter into one label filter,
@@ -273,6 +348,13 @@ func checkReportDir(dir string) error {
 	return reports.CheckDir(dir)
 }
 
+// opens reports whether the command has an opener for url's scheme.
+func (c Command) opens(url string) bool {
+	scheme, _, ok := strings.Cut(url, ":")
+	_, known := c.Openers[scheme]
+	return ok && known
+}
+
 func (c Command) open(url string) (NewRealm, error) {
 	scheme, _, ok := strings.Cut(url, ":")
 	if !ok || scheme == "" {
@@ -313,28 +395,6 @@ func preflight(nr NewRealm) error {
 		_ = c.Close()
 	}
 	return nil
-}
-
-func (c Command) cmdReproduce(args []string, stdout, stderr io.Writer) int {
-	var rest []string
-	var token string
-	for _, a := range args {
-		if token == "" && !strings.HasPrefix(a, "-") {
-			token = a
-			continue
-		}
-		rest = append(rest, a)
-	}
-	if token == "" {
-		fmt.Fprintln(stderr, "conform reproduce: give the repro string a failure ended with, e.g. conform reproduce 'v1;seed=42;row=kill'")
-		return ExitUsage
-	}
-	r, err := ParseRepro(token)
-	if err != nil {
-		fmt.Fprintf(stderr, "conform reproduce: %v\n", err)
-		return ExitUsage
-	}
-	return c.cmdRun(rest, stdout, stderr, &r)
 }
 
 func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {

@@ -31,6 +31,7 @@ type suite struct {
 	result   *reports.Run
 	err      error
 	warnings []string
+	gate     reportGate // RunBinary waits on a write that began
 }
 
 // warn keeps a warning for the run's report and summary.
@@ -73,6 +74,10 @@ func (s *suite) register(newRealm NewRealm) {
 		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
 	}
 	ReportAfterSuite("conform reports", func(r Report) {
+		if !s.gate.begin() {
+			return
+		}
+		defer s.gate.end()
 		s.disarm()
 		run := s.collect(r)
 		s.mu.Lock()
@@ -83,6 +88,7 @@ func (s *suite) register(newRealm NewRealm) {
 		}
 		var werr error
 		if o.ReportDir != "-" {
+			beforeReportWrite()
 			if werr = reports.WriteAll(o.ReportDir, run); werr != nil {
 				s.mu.Lock()
 				s.err = werr
@@ -177,6 +183,7 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 		return nil, err
 	}
 	RunSpecs(&failRecorder{}, "conform", sc, rc)
+	s.gate.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.result == nil {

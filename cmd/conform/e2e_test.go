@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -420,12 +423,14 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 	}
 }
 
-// TestInterruptWritesReports sends SIGINT once the run has shown its first
-// row, and expects the reports all the same, with the unfinished rows not
-// run and the run marked interrupted.
+// TestInterruptWritesReports sends SIGINT once the first row has passed
+// whole, with every later commit held at commit-locked until its spec
+// ends, so that the run cannot finish before the signal. It expects the
+// reports all the same, with the unfinished rows not run and every output
+// saying the run was interrupted, with no verdict.
 func TestInterruptWritesReports(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "--report-dir", dir, "--failpoint", "commit-locked=sleep(20)")
+	cmd := exec.Command(binary, "run", "--report-dir", dir, "--failpoint", `commit-locked=sleep("1h")`)
 	cmd.Dir = t.TempDir()
 	cmd.Env = withoutConformEnv()
 	out, err := cmd.StdoutPipe()
@@ -437,12 +442,23 @@ func TestInterruptWritesReports(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The first row, acquire-empty, commits nothing; the second, reopen,
+	// commits at once and is held there. A spec's line is written by a
+	// reporting node that an interrupt can still catch, so the first spec
+	// is final only once the second spec's line is out: then the first
+	// row has passed, and no later row can end before the signal.
 	sc := bufio.NewScanner(out)
 	var seen []string
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-		if strings.HasPrefix(sc.Text(), "PASS") {
-			break
+	for passes := 0; passes < 2 && sc.Scan(); {
+		line := sc.Text()
+		seen = append(seen, line)
+		switch {
+		case strings.HasPrefix(line, "PASS  Acquire on an empty realm"):
+			passes++
+		case strings.HasPrefix(line, "PASS") || strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "N/E") || strings.HasPrefix(line, "SKIP"):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("a row other than acquire-empty passed, or a spec did not pass, before the interrupt:\n%s", strings.Join(seen, "\n"))
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -452,12 +468,16 @@ func TestInterruptWritesReports(t *testing.T) {
 		seen = append(seen, sc.Text())
 	}
 	err = cmd.Wait()
+	stdout := strings.Join(seen, "\n")
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1\n%s\n%s", err, strings.Join(seen, "\n"), errb.String())
+		t.Fatalf("exit %v, want 1\n%s\n%s", err, stdout, errb.String())
 	}
 	if !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("stderr does not say the run was interrupted:\n%s", errb.String())
+	}
+	if !strings.Contains(stdout, "\nINTERRUPTED, NO VERDICT: ") {
+		t.Errorf("stdout does not say the run was interrupted, with no verdict:\n%s", stdout)
 	}
 	run, err := harness.ReadReport(dir)
 	if err != nil {
@@ -466,15 +486,456 @@ func TestInterruptWritesReports(t *testing.T) {
 	if !run.Interrupted {
 		t.Error("report.json does not mark the run interrupted")
 	}
-	c := run.Counts()
-	if c[reports.StatusNotRun] == 0 || c[reports.StatusPassed] == 0 {
-		t.Errorf("counts %v: want some rows passed before the interrupt and some not run", c)
+	c := (&reports.Run{Rows: run.Selected()}).Counts()
+	if c[reports.StatusNotRun] == 0 || c[reports.StatusPassed] != 1 || c[reports.StatusFailed] != 0 {
+		t.Errorf("selected rows' counts %v: want acquire-empty passed before the interrupt, none failed, the rest not run", c)
 	}
+	checkVerdictEverywhere(t, dir, "interrupted", "interrupted, no verdict")
+}
+
+// reportSet reads the four reports in dir; a missing one is absent from
+// the map.
+func reportSet(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	set := map[string]string{}
 	for _, f := range reports.Files {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("report %s: %v", f, err)
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err == nil {
+			set[f] = string(b)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
 		}
 	}
+	return set
+}
+
+// TestInterruptDuringReportWrite holds the report write (the test hook of
+// the conformcanary build), signals the command there, and lets the write
+// go on: the report directory then holds the old set or the new set, never
+// a mix, stdout says which, and every output and the exit code say the
+// command was interrupted.
+func TestInterruptDuringReportWrite(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sigs []os.Signal
+	}{
+		{"SIGINT", []os.Signal{syscall.SIGINT}},
+		{"SIGTERM", []os.Signal{syscall.SIGTERM}},
+		{"double Ctrl-C", []os.Signal{syscall.SIGINT, syscall.SIGINT}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "reports")
+			if r := conform(t, "run", "--rows", "acquire-empty", "--seed", "111111", "--report-dir", dir); r.code != 0 {
+				t.Fatalf("the old set: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			old := reportSet(t, dir)
+			if len(old) != len(reports.Files) {
+				t.Fatalf("the old set has %d files", len(old))
+			}
+
+			reachedR, reachedW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			releaseR, releaseW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer reachedR.Close()
+			defer releaseW.Close()
+			cmd := exec.Command(binary, "run", "--rows", "acquire-empty", "--seed", "222222", "--report-dir", dir)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(withoutConformEnv(), "CONFORM_TEST_REPORT_DELAY=3,4")
+			cmd.ExtraFiles = []*os.File{reachedW, releaseR}
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			reachedW.Close()
+			releaseR.Close()
+			if line, err := bufio.NewReader(reachedR).ReadString('\n'); line != "reached\n" {
+				cmd.Wait()
+				t.Fatalf("the command did not stop at its report write (%q, %v)\n%s\n%s", line, err, out.String(), errb.String())
+			}
+			if got := reportSet(t, dir); !maps.Equal(got, old) {
+				t.Fatal("the report directory changed before the write was let go")
+			}
+			for _, sig := range c.sigs {
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := releaseW.WriteString("after-signal\n"); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr := out.String(), errb.String()
+			if code != 1 {
+				t.Errorf("exit %d, want 1 (interrupted)\n%s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(strings.ToLower(stdout), "interrupted") || !strings.Contains(strings.ToLower(stderr), "interrupted") {
+				t.Errorf("stdout and stderr do not both say interrupted:\n%s\n%s", stdout, stderr)
+			}
+			got := reportSet(t, dir)
+			claimed := strings.Contains(stdout, "reports: "+dir+"/{")
+			switch {
+			case maps.Equal(got, old):
+				if claimed || !strings.Contains(stdout, "NOT written") {
+					t.Errorf("the old set is there, but stdout does not say the reports were not written:\n%s", stdout)
+				}
+			case len(got) == len(reports.Files):
+				for f, b := range got {
+					if !strings.Contains(b, "222222") || strings.Contains(b, "111111") {
+						t.Errorf("%s is not of the new run: a mix of sets", f)
+					}
+				}
+				if !claimed {
+					t.Errorf("the new set is there, but stdout does not say so:\n%s", stdout)
+				}
+			default:
+				t.Errorf("the report directory holds %d of the %d reports", len(got), len(reports.Files))
+			}
+			if es, _ := os.ReadDir(parent); len(es) != 1 {
+				t.Errorf("beside the reports: %v", es)
+			}
+		})
+	}
+}
+
+// TestClosedStdoutStillWritesReports runs the command with a stdout whose
+// reader is gone (as in `conform run | head -1`): the run goes on, writes
+// its reports and exits with its verdict's code, not killed by SIGPIPE.
+func TestClosedStdoutStillWritesReports(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(binary, "run", "--rows", "reopen", "--report-dir", dir)
+	cmd.Dir = t.TempDir()
+	cmd.Env = withoutConformEnv()
+	cmd.Stdout = w
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit %v, want 0 (conformant)\n%s", err, errb.String())
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatalf("no reports: %v", err)
+	}
+	if v := run.Verdict(); v != reports.VerdictConformant {
+		t.Errorf("verdict %s", v)
+	}
+	if got := reportSet(t, dir); len(got) != len(reports.Files) {
+		t.Errorf("%d of the %d reports written", len(got), len(reports.Files))
+	}
+}
+
+// oneLine checks that s is exactly one line that starts with prefix and
+// carries no control byte.
+func oneLine(t *testing.T, what, s, prefix string) {
+	t.Helper()
+	if !strings.HasPrefix(s, prefix) || strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
+		t.Errorf("%s %q: want one line starting %q", what, s, prefix)
+	}
+	if strings.ContainsAny(strings.TrimSuffix(s, "\n"), "\x00\x1b\r\n") {
+		t.Errorf("%s carries a raw control byte: %q", what, s)
+	}
+}
+
+// TestReproduceStoreThisCommandCannotOpen: a repro that names a store this
+// command does not open (one its author tests under go test) is refused
+// with the go test form to use instead, in one line, prefixed by the
+// command that refused it.
+func TestReproduceStoreThisCommandCannotOpen(t *testing.T) {
+	for _, c := range []struct {
+		name, token string
+		env         []string
+		args        []string
+		prefix      string
+	}{
+		{name: "no scheme", token: "v1;seed=5;row=kill;store=boltstore", args: []string{"reproduce"}, prefix: "conform reproduce: "},
+		{name: "unknown scheme", token: "v1;seed=5;row=kill;store=bolt%3A%2Fdata", args: []string{"reproduce"}, prefix: "conform reproduce: "},
+		{name: "CONFORM_REPRO", token: "v1;seed=5;row=kill;store=boltstore", env: []string{"CONFORM_REPRO=v1;seed=5;row=kill;store=boltstore"}, args: []string{"run"}, prefix: "conform run: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if c.env == nil {
+				args = append(args, c.token)
+			}
+			cwd := t.TempDir()
+			r := runConform(t, cwd, c.env, args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			oneLine(t, "stderr", r.stderr, c.prefix)
+			if want := "CONFORM_REPRO='" + c.token + "' go test ./..."; !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr does not give the go test form %q:\n%s", want, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("the run went on:\n%s", r.stdout)
+			}
+			if es, _ := os.ReadDir(cwd); len(es) > 0 {
+				t.Errorf("a refused run left %v behind", es)
+			}
+		})
+	}
+}
+
+// TestReproStoreAgainstStoreFlag: a repro names the store it failed on;
+// a --store that says otherwise is refused, so that no report names one
+// store for another's run; the same store is accepted.
+func TestReproStoreAgainstStoreFlag(t *testing.T) {
+	const tok = "v1;seed=5;row=reopen;store=canary%3Arenew-never-fenced"
+	r := conformEnv(t, []string{"CONFORM_REPRO=" + tok}, "run", "--store", "reference:")
+	if r.code != 2 {
+		t.Fatalf("CONFORM_REPRO against --store: exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	oneLine(t, "stderr", r.stderr, `conform run: --store "reference:" conflicts with CONFORM_REPRO (store=canary:renew-never-fenced)`)
+	r = conform(t, "reproduce", tok, "--store", "reference:")
+	if r.code != 2 {
+		t.Fatalf("reproduce against --store: exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	oneLine(t, "stderr", r.stderr, `conform reproduce: --store "reference:" conflicts with the repro string (store=canary:renew-never-fenced)`)
+
+	dir := t.TempDir()
+	r = conform(t, "reproduce", "--store", "canary:renew-never-fenced", tok, "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("the same store: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if run, err := harness.ReadReport(dir); err != nil || run.Store != "canary:renew-never-fenced" {
+		t.Errorf("report of store %v (%v), want canary:renew-never-fenced", run, err)
+	}
+}
+
+// TestReproduceFlagsAroundTheString: reproduce takes its flags before and
+// after the repro string; one equal to what the string says is accepted,
+// one that says otherwise refused in one line.
+func TestReproduceFlagsAroundTheString(t *testing.T) {
+	dir := t.TempDir()
+	r := conform(t, "reproduce", "--store", "canary:renew-never-fenced", "--report-dir", dir, "v1;seed=11;row=stale-fence")
+	if r.code != 1 {
+		t.Fatalf("--store before the string: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Store != "canary:renew-never-fenced" || run.Seed != 11 || run.Counts()[reports.StatusFailed] != 1 {
+		t.Errorf("reproduce ran seed %d on %q with counts %v; want seed 11 on the canary, stale-fence failed", run.Seed, run.Store, run.Counts())
+	}
+
+	const fp = "commit-locked=sleep(1)"
+	const withFP = "v1;seed=11;row=reopen;fp=commit-locked%3Dsleep%281%29"
+	for _, args := range [][]string{
+		{"reproduce", "--seed", "11", "v1;seed=11;row=reopen"},
+		{"reproduce", "v1;seed=11;row=reopen", "--seed", "11"},
+		{"reproduce", "--failpoint", fp, withFP},
+		{"reproduce", withFP, "--failpoint", fp},
+	} {
+		dir := t.TempDir()
+		r := conform(t, append(args, "--report-dir", dir)...)
+		if r.code != 0 {
+			t.Errorf("%q: exit %d, want 0\n%s\n%s", args, r.code, r.stdout, r.stderr)
+			continue
+		}
+		run, err := harness.ReadReport(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Seed != 11 || (args[2] == fp || args[3] == fp) != slices.Equal(run.Failpoints, []string{fp}) {
+			t.Errorf("%q: ran seed %d with failpoints %q", args, run.Seed, run.Failpoints)
+		}
+	}
+
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"reproduce", "--seed", "12", "v1;seed=11;row=reopen"}, "conform reproduce: --seed 12 conflicts with the repro string (seed=11)"},
+		{[]string{"reproduce", "v1;seed=11;row=reopen", "--seed", "12"}, "conform reproduce: --seed 12 conflicts with the repro string (seed=11)"},
+		{[]string{"reproduce", "--failpoint", fp, "v1;seed=11;row=reopen"}, "conform reproduce: --failpoint " + fp + " conflicts with the repro string"},
+		{[]string{"reproduce", withFP, "--failpoint", "commit-locked=sleep(2)"}, "conform reproduce: --failpoint commit-locked=sleep(2) conflicts with the repro string"},
+		{[]string{"reproduce", "v1;seed=11", "v1;seed=12"}, "conform reproduce: takes one repro string"},
+		{[]string{"reproduce", "--rows", "kill"}, "conform reproduce: give the repro string"},
+	} {
+		cwd := t.TempDir()
+		r := conformIn(t, cwd, c.args...)
+		if r.code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s\n%s", c.args, r.code, r.stdout, r.stderr)
+			continue
+		}
+		oneLine(t, fmt.Sprintf("%q: stderr", c.args), r.stderr, c.msg)
+		if es, _ := os.ReadDir(cwd); len(es) > 0 || r.stdout != "" {
+			t.Errorf("%q: the refused run went on: %v\n%s", c.args, es, r.stdout)
+		}
+	}
+}
+
+// TestTimeoutHasAFloor: a --timeout below a second is refused in one
+// line, before any row runs; a second is taken.
+func TestTimeoutHasAFloor(t *testing.T) {
+	for _, d := range []string{"1ms", "999ms", "0s"} {
+		cwd := t.TempDir()
+		r := conformIn(t, cwd, "run", "--timeout", d)
+		if r.code != 2 {
+			t.Errorf("--timeout %s: exit %d, want 2\n%s\n%s", d, r.code, r.stdout, r.stderr)
+			continue
+		}
+		oneLine(t, "--timeout "+d+": stderr", r.stderr, "conform run: --timeout "+d+" is below the floor of 1s")
+		if es, _ := os.ReadDir(cwd); len(es) > 0 || r.stdout != "" {
+			t.Errorf("--timeout %s: the refused run went on", d)
+		}
+	}
+	if r := conform(t, "run", "--timeout", "1s", "--rows", "acquire-empty", "--report-dir", t.TempDir()); r.code != 0 {
+		t.Errorf("--timeout 1s: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestOutsideTextIsEscapedOnTheConsole: every line the command prints that
+// carries text from outside (a store's error, a URL, a path, a flag)
+// shows its control characters escaped, and a newline in it starts no
+// line of its own.
+func TestOutsideTextIsEscapedOnTheConsole(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"the store's open error", []string{"run", "--store", "hostile:open-error"}},
+		{"the store's realm error", []string{"run", "--store", "hostile:realm-error"}},
+		{"a URL", []string{"run", "--store", "canary:\x1b[2J\nconform run: forged"}},
+		{"a report directory", []string{"run", "--report-dir", filepath.Join(file, "\x1b[31m\nconform run: forged")}},
+		{"an unknown flag", []string{"run", "--\x1b[31m\nforged"}},
+		{"a repro's store", []string{"reproduce", "v1;seed=1;store=no%1B%0Ascheme"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := conform(t, c.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			oneLine(t, "stderr", r.stderr, "conform "+c.args[0]+": ")
+		})
+	}
+	// A store URL with an escape: the run's header and every other line
+	// show it escaped.
+	r := conform(t, "run", "--store", "hostile:\x1b[31m", "--rows", "retry", "--report-dir", "-")
+	if r.code != 0 {
+		t.Fatalf("hostile store URL: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "\x1b") || !strings.Contains(r.stdout, `certifying hostile:\x1b[31m`) {
+		t.Errorf("the header does not show the URL escaped:\n%q", r.stdout)
+	}
+}
+
+// TestUserFailpointIsNamedInTheFinding: a crash that the user's own
+// --failpoint injects fails the row whose commit it hits; the finding says
+// that it followed a failpoint the user armed.
+func TestUserFailpointIsNamedInTheFinding(t *testing.T) {
+	dir := t.TempDir()
+	const fp = `commit-locked=1*return("crash")`
+	r := conform(t, "run", "--rows", "reopen", "--failpoint", fp, "--report-dir", dir)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	const said = "followed a failpoint armed by the user"
+	if !strings.Contains(r.stdout, said) {
+		t.Errorf("the console does not say the failure %s:\n%s", said, r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range run.Rows {
+		for _, f := range row.Failures {
+			n++
+			if !strings.Contains(f.Message, said) || !strings.Contains(f.Message, fp) {
+				t.Errorf("row %s: finding %q does not say it %s (%s)", row.ID, f.Message, said, fp)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no finding at all")
+	}
+	for _, f := range []string{"report.md", "report.html", "junit.xml"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); !strings.Contains(string(b), said) {
+			t.Errorf("%s does not say the failure %s", f, said)
+		}
+	}
+}
+
+// TestREADMEFailpointExample runs the README's own --failpoint example
+// over the reference store, which must pass it.
+func TestREADMEFailpointExample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example string
+	for _, line := range strings.Split(string(b), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "conform run ") && strings.Contains(l, "--failpoint '") {
+			example = l
+			break
+		}
+	}
+	if example == "" {
+		t.Fatal("the README shows no `conform run ... --failpoint '...'` example")
+	}
+	args := shellWords(t, strings.TrimPrefix(example, "conform "))
+	r := conform(t, append(args, "--report-dir", t.TempDir())...)
+	if r.code != 0 {
+		t.Errorf("the README's example %q: exit %d, want 0\n%s\n%s", example, r.code, r.stdout, r.stderr)
+	}
+}
+
+// shellWords splits s at spaces outside single quotes, as a shell would
+// for the README's examples.
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quote in %q", s)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 func TestLargestSeedEndToEnd(t *testing.T) {

@@ -36,8 +36,20 @@ func (f hostileFactory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return hostileStore{st}, nil
 }
 
+// init adds the opener of hostile:, the hostile store. For the URL
+// hostile:open-error it answers an error carrying hostileText and a forged
+// line; for hostile:realm-error, a realm that cannot be made, with the
+// same.
 func init() {
-	extraOpeners["hostile"] = func(context.Context, string) (harness.NewRealm, error) {
+	extraOpeners["hostile"] = func(_ context.Context, url string) (harness.NewRealm, error) {
+		switch url {
+		case "hostile:open-error":
+			return nil, errors.New(hostileText + "\nconform run: forged line")
+		case "hostile:realm-error":
+			return func(context.Context) (hoststore.HostStoreFactory, error) {
+				return nil, errors.New(hostileText + "\nconform run: forged line")
+			}, nil
+		}
 		return func(context.Context) (hoststore.HostStoreFactory, error) {
 			return hostileFactory{reference.NewFactory()}, nil
 		}, nil

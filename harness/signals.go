@@ -1,0 +1,151 @@
+package harness
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// signalWatch notes SIGINT and SIGTERM while the command runs, so that no
+// signal ends the process by default while the reports are being written,
+// and takes SIGPIPE, so that a closed stdout makes writes fail with EPIPE
+// instead of killing the process (see os/signal on SIGPIPE). Ginkgo gets
+// the same interrupts and stops the rows; the command reads count after
+// the run to say it was interrupted.
+type signalWatch struct {
+	ch    chan os.Signal
+	done  chan struct{}
+	n     atomic.Int32
+	first chan struct{} // closed at the first SIGINT or SIGTERM
+	once  sync.Once
+}
+
+// interrupts is the watch of the command's run; a process runs one.
+var interrupts struct {
+	mu sync.Mutex
+	w  *signalWatch
+}
+
+// watchSignals starts noting SIGINT and SIGTERM and taking SIGPIPE, and
+// returns the watch; stop ends it.
+func watchSignals() *signalWatch {
+	w := &signalWatch{ch: make(chan os.Signal, 4), done: make(chan struct{}), first: make(chan struct{})}
+	signal.Notify(w.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		for {
+			select {
+			case s := <-w.ch:
+				if s == syscall.SIGPIPE {
+					continue
+				}
+				w.n.Add(1)
+				w.once.Do(func() { close(w.first) })
+			case <-w.done:
+				return
+			}
+		}
+	}()
+	interrupts.mu.Lock()
+	interrupts.w = w
+	interrupts.mu.Unlock()
+	return w
+}
+
+// count returns how many SIGINT and SIGTERM the watch has noted.
+func (w *signalWatch) count() int { return int(w.n.Load()) }
+
+// stop stops the watch. A signal after it takes its default action again.
+func (w *signalWatch) stop() {
+	signal.Stop(w.ch)
+	close(w.done)
+	interrupts.mu.Lock()
+	if interrupts.w == w {
+		interrupts.w = nil
+	}
+	interrupts.mu.Unlock()
+}
+
+// firstInterrupt returns a channel closed once the command's watch notes
+// a SIGINT or SIGTERM, or nil when no watch runs.
+func firstInterrupt() <-chan struct{} {
+	interrupts.mu.Lock()
+	defer interrupts.mu.Unlock()
+	if interrupts.w == nil {
+		return nil
+	}
+	return interrupts.w.first
+}
+
+// pipeSafe is the command's stdout: once a write fails with EPIPE (the
+// reader went away, as in `conform run | head -1`), it drops what follows,
+// so that the run goes on to its reports and its exit code.
+type pipeSafe struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+// Write writes p, or drops it once the pipe is broken; it returns the
+// error of any other failed write.
+func (p *pipeSafe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.broken {
+		return len(b), nil
+	}
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.broken = true
+		return len(b), nil
+	}
+	return n, err
+}
+
+// reportGate keeps RunBinary from returning while the reports are being
+// written. Ginkgo stops waiting for a reporting node at a second
+// interrupt; the process must not exit under the write all the same, nor
+// begin one after RunBinary gave up on it.
+type reportGate struct {
+	mu     sync.Mutex
+	shut   bool
+	active chan struct{} // closed when the write that began ends
+}
+
+// begin reports whether the reports may be written, and if so marks the
+// write begun; end must follow.
+func (g *reportGate) begin() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut {
+		return false
+	}
+	g.active = make(chan struct{})
+	return true
+}
+
+// end marks the write ended.
+func (g *reportGate) end() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.active)
+}
+
+// close lets no write begin and waits for one that began to end.
+func (g *reportGate) close() {
+	g.mu.Lock()
+	g.shut = true
+	a := g.active
+	g.mu.Unlock()
+	if a != nil {
+		<-a
+	}
+}
+
+// beforeReportWrite runs just before the reports are written. A build
+// with the conformcanary tag sets it to the end-to-end tests' hook, which
+// holds the write at that point (see testhook_canary.go).
+var beforeReportWrite = func() {}
