@@ -8,8 +8,9 @@
 // realm's highest, and refuses with *hoststore.ConflictError or
 // *hoststore.FencedOutError, so obligations 4 and 5 hold at commit. It
 // records the commit id next to the versions, so that sending a landed
-// batch again returns nil. The fence token and its lease expiry, on the
-// database's clock, have a table of their own. The store uses only the
+// batch again returns nil. The realm's highest token and its holder's
+// lease expiry, measured on the database's clock, sit in a table of their
+// own. The store uses only the
 // public API of conform (hoststore, and instore.At for the three in-store
 // failpoints), as a third party would.
 //

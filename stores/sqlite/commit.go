@@ -41,8 +41,8 @@ func readScope(ctx context.Context, q querier, ref hoststore.ScopeRef) (scopeSta
 	return st, nil
 }
 
-// verdict is what the checks decided about a batch: landed (a retry of a
-// batch that already committed), or refused with a contract error, or
+// verdict is what the checks decided about a batch: landed (its commit id
+// committed before), or refused with a contract error, or
 // admitted with the states of its scopes in the order of its updates.
 type verdict struct {
 	landed bool
