@@ -12,7 +12,7 @@ import (
 )
 
 // The chapter sees a killed handle through conform's wrapper, which returns
-// for it; these tests check memlog's own answers to a kill.
+// for it; these tests check what memlog itself returns around a kill.
 
 var scope = hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}
 
