@@ -11,7 +11,7 @@ import (
 	"example.com/thirdparty/memlog"
 )
 
-// The chapter sees a killed handle through conform's wrapper, which returns
+// The chapter sees a killed handle through conform's wrapper, which speaks
 // for it; these tests check what memlog itself returns around a kill.
 
 var scope = hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}
