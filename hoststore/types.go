@@ -202,6 +202,7 @@ type HeadPage struct {
 // AcquireMode tells AcquireFence what to do about a live holder.
 type AcquireMode uint8
 
+// The two modes of AcquireFence.
 const (
 	// Exclusive refuses with *HeldError while another holder's lease is live.
 	Exclusive AcquireMode = iota
