@@ -52,8 +52,8 @@ func NewFenceTiming(renew, lease time.Duration) (FenceTiming, error) {
 
 // NewFenceTimingWithMargin returns a timing with the given self-fence
 // margin and the default longest commit. Besides NewFenceTiming's errors, it
-// returns an error for a margin below one renew interval, or for a
-// self-fence window (lease minus margin) below two renew intervals.
+// returns an error unless the margin is at least one renew interval and
+// the self-fence window (lease minus margin) at least two.
 func NewFenceTimingWithMargin(renew, lease, margin time.Duration) (FenceTiming, error) {
 	if renew < MinRenewInterval {
 		return FenceTiming{}, fmt.Errorf("fence timing: renew interval %s is below the minimum %s", renew, MinRenewInterval)
@@ -99,8 +99,8 @@ func (t FenceTiming) Lease() time.Duration { return t.lease }
 // writing.
 func (t FenceTiming) SelfFenceMargin() time.Duration { return t.margin }
 
-// SelfFenceWindow returns the lease minus the self-fence margin: how long
-// the holder may write after its latest acquire or renew began.
+// SelfFenceWindow returns how long the holder may write after its latest
+// acquire or renew began: the lease less the self-fence margin.
 func (t FenceTiming) SelfFenceWindow() time.Duration { return t.lease - t.margin }
 
 // MaxCommitLatency returns the longest time one commit may take on the

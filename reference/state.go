@@ -145,8 +145,8 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 }
 
 // readRows returns copies of up to limit visible rows of s from index from,
-// for ReadRows: a scope that does not exist has no rows; a from below the
-// lowest visible index returns *InvalidError.
+// for ReadRows: a missing scope returns no rows; a from below the lowest
+// visible index returns *InvalidError.
 func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if limit <= 0 {
 		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows limit %d is not positive", limit)}

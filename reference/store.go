@@ -252,7 +252,7 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
 
 // LoadHead returns a copy of the scope's visible head, or nil, nil when the
-// scope was never created or was deleted. A malformed scope returns
+// scope does not exist (never created, or deleted). A malformed scope returns
 // *hoststore.InvalidError.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.enter(ctx); err != nil {
