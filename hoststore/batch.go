@@ -4,36 +4,42 @@ import (
 	"fmt"
 )
 
-// ScopeUpdate says what a batch does to one scope. Its parts apply in the
-// order TruncateAfter, DropBefore, Append, Head.
+// ScopeUpdate is one scope's part of a batch. A store applies its parts in
+// a fixed order: TruncateAfter, DropBefore, Append, then Head. See
+// docs/host-store-contract.md#batches.
 type ScopeUpdate struct {
 	// Scope is the scope the update writes.
 	Scope ScopeRef
-	// Previous is the version the update applies to; nil creates the scope.
+	// Previous is the version the writer believes the scope is at. nil
+	// means the update creates the scope.
 	Previous *ScopeVersion
-	// Next is the version after the batch: *Previous+1, or FirstVersion when creating.
+	// Next is the scope's version once the batch lands: *Previous+1, or
+	// FirstVersion for a create.
 	Next ScopeVersion
-	// Head is the new head; nil keeps the current one. A creating update must
-	// set it. An empty non-nil head is a head.
+	// Head, when non-nil, replaces the head; nil leaves it as it is. A
+	// create must set it. A non-nil empty slice is a head.
 	Head *[]byte
-	// Append holds rows appended in order; the first takes the end index left
-	// after any truncation.
+	// Append holds new rows, in order. The first of them gets the end
+	// index that TruncateAfter and DropBefore leave.
 	Append [][]byte
-	// TruncateAfter removes every row whose index is at least it, so the next
-	// appended row takes it. At or past the end nothing is removed.
+	// TruncateAfter, set to t, removes the rows at index t and above, and
+	// the next appended row gets index t. A t at or past the end removes
+	// nothing.
 	TruncateAfter *RowIndex
-	// DropBefore removes every row whose index is below it, without
-	// renumbering the rest. Past the end every row is removed and the end
-	// index stays where it was.
+	// DropBefore, set to d, removes the rows below index d; the rows that
+	// stay keep their indices. A d past the end removes every row and
+	// leaves the end where it was, so the next append keeps its index.
 	DropBefore *RowIndex
-	// Delete deletes the scope with its head and rows. Nothing else may be set.
+	// Delete removes the scope, head and rows. An update that deletes sets
+	// no other part.
 	Delete bool
 }
 
-// Creates reports whether u creates its scope.
+// Creates reports whether u creates its scope (Previous is nil).
 func (u ScopeUpdate) Creates() bool { return u.Previous == nil }
 
-// Bytes counts the head and row bytes of u, as the batch limit counts them.
+// Bytes returns the number of head and row bytes in u, as MaxBatchBytes
+// counts them.
 func (u ScopeUpdate) Bytes() int {
 	n := 0
 	if u.Head != nil {
@@ -76,8 +82,9 @@ func (u ScopeUpdate) Clone() ScopeUpdate {
 	return c
 }
 
-// Validate reports the first rule of "Batches" and "Limits" that u breaks on
-// its own, or nil. The error names the rule.
+// Validate returns an error naming the first rule that u breaks by itself,
+// or nil. The rules are those of docs/host-store-contract.md#batches and
+// #limits that need no other update to check.
 func (u ScopeUpdate) Validate() error {
 	if err := u.Scope.Validate(); err != nil {
 		return fmt.Errorf("update of %s: %w", u.Scope, err)
@@ -87,7 +94,7 @@ func (u ScopeUpdate) Validate() error {
 			return fmt.Errorf("update of %s: a creating update cannot delete", u.Scope)
 		}
 		if u.Head != nil || len(u.Append) > 0 || u.TruncateAfter != nil || u.DropBefore != nil {
-			return fmt.Errorf("update of %s: a delete sets nothing else (head, append, truncate_after, drop_before)", u.Scope)
+			return fmt.Errorf("update of %s: a delete sets nothing else (Head, Append, TruncateAfter, DropBefore)", u.Scope)
 		}
 	}
 	if u.Previous == nil {
@@ -98,7 +105,7 @@ func (u ScopeUpdate) Validate() error {
 			return fmt.Errorf("update of %s: a creating update must set a head", u.Scope)
 		}
 		if u.TruncateAfter != nil || u.DropBefore != nil {
-			return fmt.Errorf("update of %s: a creating update removes no rows (truncate_after, drop_before)", u.Scope)
+			return fmt.Errorf("update of %s: a creating update removes no rows (TruncateAfter, DropBefore)", u.Scope)
 		}
 	} else {
 		p := *u.Previous
@@ -117,9 +124,10 @@ func (u ScopeUpdate) Validate() error {
 	return nil
 }
 
-// CommitBatch is one atomic multi-scope batch: a commit id, the fence token
-// of its writer and one update per scope it writes. Build it with
-// NewCommitBatch; a batch is immutable once built.
+// CommitBatch is what Commit applies as one unit: the writer's commit id,
+// the token the writer holds, and at most one update for each scope it
+// writes. Only NewCommitBatch builds one, and a built batch does not
+// change. See docs/host-store-contract.md#batches.
 type CommitBatch struct {
 	id      CommitID
 	token   FenceToken
@@ -127,12 +135,12 @@ type CommitBatch struct {
 	bytes   int
 }
 
-// NewCommitBatch builds a batch, refusing with an error that names the rule:
-// no update; two updates of one scope; a bad kind, name or commit id; a
-// creating update without a head, or with TruncateAfter, DropBefore or
-// Delete; an update whose Next is not the one after Previous; a Delete with
-// anything else set; a row over MaxRowBytes; more than MaxBatchBytes of
-// heads and rows in all. The batch keeps its own copy of updates.
+// NewCommitBatch returns a batch with commit id id, token token and a copy
+// of updates. It returns an error naming the rule broken when there is no
+// update, two updates of one scope, a bad kind, name or commit id, a create
+// without a head or with TruncateAfter, DropBefore or Delete, a Next that
+// is not one past Previous, a Delete with anything else set, a row over
+// MaxRowBytes, or more than MaxBatchBytes of heads and rows in all.
 func NewCommitBatch(id CommitID, token FenceToken, updates []ScopeUpdate) (*CommitBatch, error) {
 	if err := id.Validate(); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
@@ -162,10 +170,10 @@ func NewCommitBatch(id CommitID, token FenceToken, updates []ScopeUpdate) (*Comm
 	return b, nil
 }
 
-// CommitID is the batch's commit id.
+// CommitID returns the batch's commit id.
 func (b *CommitBatch) CommitID() CommitID { return b.id }
 
-// Token is the fence token of the batch's writer.
+// Token returns the fence token the batch's writer holds.
 func (b *CommitBatch) Token() FenceToken { return b.token }
 
 // Updates returns a deep copy of the batch's updates; a store cannot change
@@ -178,10 +186,10 @@ func (b *CommitBatch) Updates() []ScopeUpdate {
 	return out
 }
 
-// Len is the number of updates, without copying them.
+// Len returns the number of updates, without copying them.
 func (b *CommitBatch) Len() int { return len(b.updates) }
 
-// Scopes lists the scopes the batch writes, in the order of its updates.
+// Scopes returns the scopes the batch writes, in the order of its updates.
 func (b *CommitBatch) Scopes() []ScopeRef {
 	out := make([]ScopeRef, len(b.updates))
 	for i, u := range b.updates {
@@ -190,10 +198,12 @@ func (b *CommitBatch) Scopes() []ScopeRef {
 	return out
 }
 
-// Bytes counts the batch's heads plus rows.
+// Bytes returns the batch's head and row bytes, as MaxBatchBytes counts
+// them.
 func (b *CommitBatch) Bytes() int { return b.bytes }
 
-// String summarises the batch for traces: id, token and scopes.
+// String returns a summary of the batch for traces: id, token, scopes and
+// bytes.
 func (b *CommitBatch) String() string {
 	return fmt.Sprintf("batch %q token %d scopes %v (%d bytes)", b.id, b.token, b.Scopes(), b.bytes)
 }

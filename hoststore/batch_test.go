@@ -133,8 +133,8 @@ func TestNewCommitBatchRules(t *testing.T) {
 		{name: "row of exactly MaxRowBytes", updates: ups(create(s, nil, bytesOf(hoststore.MaxRowBytes))), wantBytes: hoststore.MaxRowBytes},
 		{name: "row of MaxRowBytes+1", updates: ups(create(s, nil, bytesOf(hoststore.MaxRowBytes+1))), wantErr: "appended row 0 is 1048577 bytes, " + ruleRowLimit},
 		{name: "later row of MaxRowBytes+1", updates: ups(advance(s, 1, []byte("a"), bytesOf(hoststore.MaxRowBytes+1))), wantErr: "appended row 1 is 1048577 bytes, " + ruleRowLimit},
-		// The spec's Limits bound one row at 1 MiB; a head is bounded only by
-		// the batch's 8 MiB of heads and rows.
+		// One row is bounded at 1 MiB (docs/host-store-contract.md#limits);
+		// a head counts only toward the batch's 8 MiB of heads and rows.
 		{name: "head over MaxRowBytes", updates: ups(create(s, bytesOf(2*hoststore.MaxRowBytes))), wantBytes: 2 * hoststore.MaxRowBytes},
 		{name: "batch of exactly MaxBatchBytes", updates: fullBatch(0), wantBytes: hoststore.MaxBatchBytes},
 		{name: "batch of MaxBatchBytes+1", updates: fullBatch(1), wantErr: "8388609 bytes of heads and rows, " + ruleBatchLimit},

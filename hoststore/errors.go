@@ -7,14 +7,16 @@ import (
 	"time"
 )
 
-// ConflictError: the store refused the batch at commit because Scope is at
-// version Current (nil: it does not exist), not at the update's Previous.
-// Nothing was applied.
+// ConflictError is Commit's refusal of a batch whose update expected
+// Previous while Scope stands at Current; a nil Current means the scope does
+// not exist. Nothing was applied. Only a store that keeps one version chain
+// per scope at commit returns it (docs/host-store-contract.md#ob-4).
 type ConflictError struct {
 	Scope   ScopeRef
 	Current *ScopeVersion
 }
 
+// Error returns "conflict: scope Kind/"name" is version N", or "is absent".
 func (e *ConflictError) Error() string {
 	cur := "absent"
 	if e.Current != nil {
@@ -23,50 +25,65 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("conflict: scope %s is %s", e.Scope, cur)
 }
 
-// FencedOutError: a token higher than the caller's exists. Nothing was applied.
+// FencedOutError reports that a token above the caller's has been issued;
+// Current is the highest. RenewFence returns it, and so does Commit in a
+// store that fences at commit (docs/host-store-contract.md#ob-5). Nothing
+// was applied.
 type FencedOutError struct {
 	Current FenceToken
 }
 
+// Error returns "fenced out: token N is current".
 func (e *FencedOutError) Error() string {
 	return fmt.Sprintf("fenced out: token %d is current", e.Current)
 }
 
-// IndeterminateError: the outcome is unknown; the batch may or may not have landed.
+// IndeterminateError reports that the store cannot tell whether a batch
+// landed. The writer settles it by sending the same batch again or by
+// loading the head (docs/host-store-contract.md#errors).
 type IndeterminateError struct {
 	Detail string
 }
 
+// Error returns "indeterminate: " and the detail.
 func (e *IndeterminateError) Error() string { return "indeterminate: " + e.Detail }
 
-// InvalidError: the request breaks a limit or is malformed. Nothing was applied.
+// InvalidError reports a malformed request, or one over a limit. Nothing
+// was applied.
 type InvalidError struct {
 	Detail string
 }
 
+// Error returns "invalid: " and the detail.
 func (e *InvalidError) Error() string { return "invalid: " + e.Detail }
 
-// UnavailableError: the store cannot be reached or cannot serve now. Nothing
-// was applied.
+// UnavailableError reports a backend that is down, out of reach or refusing
+// work for now. It promises that nothing was applied: when a commit may have
+// landed, return *IndeterminateError instead
+// (docs/host-store-contract.md#errors).
 type UnavailableError struct {
 	Detail string
 }
 
+// Error returns "unavailable: " and the detail.
 func (e *UnavailableError) Error() string { return "unavailable: " + e.Detail }
 
-// HeldError: an exclusive acquire found a live holder whose recorded lease
-// lasts Remaining longer. Nothing was acquired.
+// HeldError is the refusal of an Exclusive AcquireFence while a live
+// holder owns the fence: Holder is its token and Remaining what is left of
+// its lease. No token was issued. A holder that acquires again while live
+// gets its own token here (docs/host-store-contract.md#edges).
 type HeldError struct {
 	Holder    FenceToken
 	Remaining time.Duration
 }
 
+// Error returns "held: token N holds the fence for D more".
 func (e *HeldError) Error() string {
 	return fmt.Sprintf("held: token %d holds the fence for %s more", e.Holder, e.Remaining)
 }
 
-// ErrorKind names which of the six contract errors an error is, or that it
-// is none of them (see KindOf).
+// ErrorKind names which of the six error types of this package an error
+// is, or that it is none of them (see KindOf).
 type ErrorKind string
 
 // The error kinds: one per contract error type, and three more.
@@ -85,8 +102,8 @@ const (
 	ErrKindOther         ErrorKind = "Other"
 )
 
-// KindOf returns the kind of err, classified with errors.As and errors.Is
-// in the order of the constants above.
+// KindOf returns the kind of err. It looks through wrapping with errors.As
+// and errors.Is, trying the kinds in the order of the constants above.
 func KindOf(err error) ErrorKind {
 	if err == nil {
 		return ErrKindNone

@@ -98,7 +98,7 @@ func TestErrorKindNames(t *testing.T) {
 	}
 	for k, want := range names {
 		if string(k) != want {
-			t.Errorf("ErrorKind %q, want %q (the spec's HostStoreError variant)", k, want)
+			t.Errorf("ErrorKind %q, want %q (the error table of docs/host-store-contract.md#errors)", k, want)
 		}
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// Core's side: one batch that creates a session scope and advances a record
-// scope, as rebinding an identity touches more than one scope.
+// The writer's side: one batch that creates a session scope and moves a
+// record scope on. A change that spans two scopes is one batch, so it lands
+// in both or in neither.
 func ExampleNewCommitBatch() {
 	session := hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "run-7"}
 	record := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "continuation/abc"}
@@ -59,12 +60,13 @@ func ExampleNewCommitBatch_refused() {
 	// Output:
 	// batch "c-1": update of Mob/"mob-1": a creating update must set a head
 	// batch "c-1": update of Mob/"mob-1": next is 4, not the one after previous 2
-	// batch "c-1": update of Mob/"mob-1": a delete sets nothing else (head, append, truncate_after, drop_before)
+	// batch "c-1": update of Mob/"mob-1": a delete sets nothing else (Head, Append, TruncateAfter, DropBefore)
 	// batch "c-1": update of Mob/"mob-1": appended row 0 is 1048577 bytes, over the row limit of 1048576
 }
 
-// A store's side: apply one update's parts in the spec's order, truncate_after,
-// drop_before, append, head, to a scope held as rows by stable index.
+// A store's side: apply one update's parts in their fixed order,
+// TruncateAfter, DropBefore, Append, Head, to a scope kept as rows by stable
+// index (docs/host-store-contract.md#batches).
 func Example_applyUpdate() {
 	rows := map[hoststore.RowIndex][]byte{0: []byte("a"), 1: []byte("b"), 2: []byte("c"), 3: []byte("d")}
 	end, head := hoststore.RowIndex(4), []byte("old")
@@ -107,9 +109,10 @@ func Example_applyUpdate() {
 	// Output: 1=b 2=c 3=x 4=y end=5 head=new
 }
 
-// Core's side: match a store's answer with errors.As to read its fields.
+// The writer's side: match a store's error with errors.As to read its
+// fields, through any wrapping the store added.
 func ExampleConflictError() {
-	commit := func() error { // a store's Commit, answering through its own wrapping
+	commit := func() error { // a store's Commit, returning through its own wrapping
 		return fmt.Errorf("postgres store: %w", &hoststore.ConflictError{
 			Scope:   hoststore.ScopeRef{Kind: hoststore.KindIdentity, Name: "id-9"},
 			Current: hoststore.Ptr(hoststore.ScopeVersion(12)),
@@ -122,7 +125,7 @@ func ExampleConflictError() {
 	// Output: Identity/"id-9" is at version 12: nothing was applied
 }
 
-// KindOf sorts any answer into the contract's kinds; the harness counts
+// KindOf sorts any error into the six error types and three more kinds; the harness counts
 // ErrKindOther as a breach of the error contract.
 func ExampleKindOf() {
 	for _, err := range []error{
@@ -144,9 +147,9 @@ func ExampleKindOf() {
 	// "Other"         driver: bad connection
 }
 
-// A store whose writes become visible up to 3 s late declares a margin of
-// the renew interval plus twice that lag ("Fence Leases"), and a longest
-// commit that fits its backend.
+// A store whose writes can take up to 3 s to show to other clients declares
+// a margin of one renew interval plus twice that lag, and a longest commit
+// that fits its backend (docs/host-store-contract.md#fence-timing).
 func ExampleNewFenceTimingWithMargin() {
 	const renew, lag = 10 * time.Second, 3 * time.Second
 	timing, err := hoststore.NewFenceTimingWithMargin(renew, 40*time.Second, renew+2*lag)

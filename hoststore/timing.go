@@ -11,13 +11,14 @@ var (
 	errDeadlineExceeded = context.DeadlineExceeded
 )
 
-// Fence timing constants ("Fence Leases" in the spec).
+// Defaults and bounds of FenceTiming (docs/host-store-contract.md#fence-timing).
 const (
 	// FenceRenewInterval is the default renew interval: 10 s.
 	FenceRenewInterval = 10 * time.Second
 	// FenceLease is the default lease: 30 s.
 	FenceLease = 30 * time.Second
-	// FenceMinLeaseRenewals: a lease lasts at least this many renew intervals.
+	// FenceMinLeaseRenewals is the least number of renew intervals a lease
+	// lasts: 3.
 	FenceMinLeaseRenewals = 3
 	// MinRenewInterval is the shortest renew interval: 1 s.
 	MinRenewInterval = time.Second
@@ -28,29 +29,31 @@ const (
 )
 
 // FenceTiming is the renew interval, lease, self-fence margin and longest
-// commit a store declares. Its constructors enforce the spec's bounds; the
-// zero value is not valid, use DefaultFenceTiming.
+// commit a store declares (docs/host-store-contract.md#fence-timing). Its
+// constructors keep every setting within bounds. The zero value is not
+// valid; use DefaultFenceTiming or a constructor.
 type FenceTiming struct {
 	renew, lease, margin, maxCommit time.Duration
 }
 
-// DefaultFenceTiming is 10 s renew, 30 s lease, a margin of one renew
-// interval and a longest commit of 2 s.
+// DefaultFenceTiming returns a renew interval of 10 s, a lease of 30 s, a
+// margin of one renew interval and a longest commit of 2 s.
 func DefaultFenceTiming() FenceTiming {
 	return FenceTiming{renew: FenceRenewInterval, lease: FenceLease, margin: FenceRenewInterval, maxCommit: FenceMaxCommitLatency}
 }
 
-// NewFenceTiming builds a timing with the margin of one renew interval
-// (try_new). It refuses a renew interval below MinRenewInterval, a lease
-// below FenceMinLeaseRenewals renew intervals or above MaxLease.
+// NewFenceTiming returns a timing with a margin of one renew interval and
+// the default longest commit. It returns an error for a renew interval below
+// MinRenewInterval, or a lease below FenceMinLeaseRenewals renew intervals
+// or above MaxLease.
 func NewFenceTiming(renew, lease time.Duration) (FenceTiming, error) {
 	return NewFenceTimingWithMargin(renew, lease, renew)
 }
 
-// NewFenceTimingWithMargin builds a timing with a declared self-fence margin
-// (try_with_margin). Beyond NewFenceTiming's bounds it refuses a margin below
-// one renew interval and a self-fence window (lease minus margin) below two
-// renew intervals.
+// NewFenceTimingWithMargin returns a timing with the given self-fence
+// margin and the default longest commit. Besides NewFenceTiming's errors, it
+// returns an error unless the margin is at least one renew interval and
+// the self-fence window (lease minus margin) at least two.
 func NewFenceTimingWithMargin(renew, lease, margin time.Duration) (FenceTiming, error) {
 	if renew < MinRenewInterval {
 		return FenceTiming{}, fmt.Errorf("fence timing: renew interval %s is below the minimum %s", renew, MinRenewInterval)
@@ -72,8 +75,8 @@ func NewFenceTimingWithMargin(renew, lease, margin time.Duration) (FenceTiming, 
 	return FenceTiming{renew: renew, lease: lease, margin: margin, maxCommit: FenceMaxCommitLatency}, nil
 }
 
-// WithMaxCommitLatency declares the longest commit
-// (try_with_max_commit_latency): longer than zero, at most the lease.
+// WithMaxCommitLatency returns t with its longest commit set to d. It
+// returns an error unless d is above zero and at most the lease.
 func (t FenceTiming) WithMaxCommitLatency(d time.Duration) (FenceTiming, error) {
 	if d <= 0 {
 		return FenceTiming{}, fmt.Errorf("fence timing: longest commit %s is not longer than zero", d)
@@ -85,25 +88,30 @@ func (t FenceTiming) WithMaxCommitLatency(d time.Duration) (FenceTiming, error) 
 	return t, nil
 }
 
-// RenewInterval is how often the holder renews.
+// RenewInterval returns how often the holder renews.
 func (t FenceTiming) RenewInterval() time.Duration { return t.renew }
 
-// Lease is how long a recorded lease lasts from the holder's last acquire or renew.
+// Lease returns how long a lease lasts on the store's clock, counted from
+// the start of the holder's latest acquire or renew.
 func (t FenceTiming) Lease() time.Duration { return t.lease }
 
-// SelfFenceMargin is how long before its lease ends the holder stops.
+// SelfFenceMargin returns how long before its lease ends the holder stops
+// writing.
 func (t FenceTiming) SelfFenceMargin() time.Duration { return t.margin }
 
-// SelfFenceWindow is the lease minus the self-fence margin.
+// SelfFenceWindow returns how long the holder may write after its latest
+// acquire or renew began: the lease less the self-fence margin.
 func (t FenceTiming) SelfFenceWindow() time.Duration { return t.lease - t.margin }
 
-// MaxCommitLatency is the longest one commit can take on the backend.
+// MaxCommitLatency returns the longest time one commit may take on the
+// store's backend.
 func (t FenceTiming) MaxCommitLatency() time.Duration { return t.maxCommit }
 
 // Valid reports whether t came from a constructor (the zero value did not).
 func (t FenceTiming) Valid() bool { return t.renew >= MinRenewInterval }
 
-// String renders the four settings.
+// String returns the four settings, as "renew 10s, lease 30s, margin 10s,
+// longest commit 2s".
 func (t FenceTiming) String() string {
 	return fmt.Sprintf("renew %s, lease %s, margin %s, longest commit %s", t.renew, t.lease, t.margin, t.maxCommit)
 }

@@ -17,7 +17,8 @@ const (
 // noMargin marks a row that calls NewFenceTiming (margin = one renew interval).
 const noMargin time.Duration = math.MinInt64
 
-// Distinctive substrings, one per bound of the spec's Fence Leases table.
+// Distinctive substrings, one per bound of the table in
+// docs/host-store-contract.md#fence-timing.
 const (
 	boundRenewMin  = "renew interval"
 	boundLeaseMin  = "below 3 renew intervals"
@@ -172,7 +173,7 @@ func TestFenceTimingConstants(t *testing.T) {
 	want := []time.Duration{10 * sec, 30 * sec, sec, time.Hour, 2 * sec}
 	for i := range got {
 		if got[i] != want[i] {
-			t.Errorf("constant %d = %s, want %s (the spec's Fence Leases table)", i, got[i], want[i])
+			t.Errorf("constant %d = %s, want %s (docs/host-store-contract.md#fence-timing)", i, got[i], want[i])
 		}
 	}
 	if hoststore.FenceMinLeaseRenewals != 3 {

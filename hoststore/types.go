@@ -1,12 +1,12 @@
-// Package hoststore is the Host Store SPI in Go: the values, batches, errors,
-// fence timing and the HostStore interface that a host store implements and
-// that the conform harness certifies.
+// Package hoststore defines the Host Store interface in Go: the
+// HostStoreFactory and HostStore interfaces a host store implements, and
+// the scopes, batches, fence values, timing and errors they exchange with
+// the writer above them and with the conform harness.
 //
-// The contract is the Host Store SPI specification (host-store-spi.txt); this
-// package fixes its Go shape as ../shared/design/go-spi.md describes, and
-// depends on nothing but the standard library. Names follow that page; the
-// helpers added here (Clone methods, ScopeRef.String, Ptr helpers) rename
-// nothing.
+// The behaviour behind these types is written out in
+// docs/host-store-contract.md of this module; each doc comment here points
+// to its section. The package imports only the standard library, so a store
+// that implements it links nothing of the harness.
 package hoststore
 
 import (
@@ -17,19 +17,20 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the contract ("Limits" in the spec).
+// Sizes a batch and its names must keep (docs/host-store-contract.md#limits).
 const (
 	// MaxBatchBytes bounds the heads plus rows of one batch: 8 MiB.
 	MaxBatchBytes = 8 << 20
 	// MaxRowBytes bounds one row: 1 MiB.
 	MaxRowBytes = 1 << 20
-	// MaxScopeNameBytes bounds a scope name: 512 bytes, not empty, no control characters.
+	// MaxScopeNameBytes bounds a scope name: 512 bytes.
 	MaxScopeNameBytes = 512
-	// MaxCommitIDBytes bounds a commit id: 128 bytes, not empty, no control characters.
+	// MaxCommitIDBytes bounds a commit id: 128 bytes.
 	MaxCommitIDBytes = 128
 )
 
-// ScopeKind is the kind of a scope: Session, Identity, Mob or Record.
+// ScopeKind is the kind of a scope. Each kind is a namespace of its own:
+// Session/"a" and Record/"a" are two scopes.
 type ScopeKind uint8
 
 // The four scope kinds. The zero value is not a kind.
@@ -46,7 +47,8 @@ var AllKinds = []ScopeKind{KindSession, KindIdentity, KindMob, KindRecord}
 // Valid reports whether k is one of the four kinds.
 func (k ScopeKind) Valid() bool { return k >= KindSession && k <= KindRecord }
 
-// String names the kind as the spec does ("Session", ...).
+// String returns "Session", "Identity", "Mob" or "Record", or
+// "ScopeKind(N)" for a value that is not a kind.
 func (k ScopeKind) String() string {
 	switch k {
 	case KindSession:
@@ -61,7 +63,8 @@ func (k ScopeKind) String() string {
 	return "ScopeKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ParseScopeKind is the inverse of String for the four kinds.
+// ParseScopeKind returns the kind whose String is s, or an error when s
+// names none of the four.
 func ParseScopeKind(s string) (ScopeKind, error) {
 	for _, k := range AllKinds {
 		if k.String() == s {
@@ -71,12 +74,13 @@ func ParseScopeKind(s string) (ScopeKind, error) {
 	return 0, fmt.Errorf("unknown scope kind %q", s)
 }
 
-// ScopeName names a scope, unique among the scopes of its kind in a realm:
-// 1..MaxScopeNameBytes bytes of valid UTF-8 with no control character
-// (Unicode category Cc: C0, DEL and C1).
+// ScopeName is the name of a scope. No two scopes of one kind share a
+// name. A valid name is 1 to MaxScopeNameBytes bytes of valid UTF-8 with no
+// control character (Unicode category Cc: C0, DEL and C1).
 type ScopeName string
 
-// ParseScopeName validates s as a scope name.
+// ParseScopeName returns s as a ScopeName, or an error that says why s is
+// not a valid name.
 func ParseScopeName(s string) (ScopeName, error) {
 	if err := checkIdentifier("scope name", s, MaxScopeNameBytes); err != nil {
 		return "", err
@@ -87,12 +91,14 @@ func ParseScopeName(s string) (ScopeName, error) {
 // Validate reports why n is not a valid scope name, or nil.
 func (n ScopeName) Validate() error { _, err := ParseScopeName(string(n)); return err }
 
-// CommitID identifies a commit batch: 1..MaxCommitIDBytes bytes of valid
-// UTF-8 with no control character. Core assigns every commit id and never
-// reuses one for different content.
+// CommitID identifies a batch. A valid id is 1 to MaxCommitIDBytes bytes of
+// valid UTF-8 with no control character. The writer chooses every commit id
+// and never gives one id to two different batches
+// (docs/host-store-contract.md#writer-rules).
 type CommitID string
 
-// ParseCommitID validates s as a commit id.
+// ParseCommitID returns s as a CommitID, or an error that says why s is
+// not a valid commit id.
 func ParseCommitID(s string) (CommitID, error) {
 	if err := checkIdentifier("commit id", s, MaxCommitIDBytes); err != nil {
 		return "", err
@@ -129,7 +135,7 @@ type ScopeRef struct {
 	Name ScopeName
 }
 
-// String renders the scope as Kind/"name".
+// String returns the scope as Kind/"name", the name quoted as Go quotes it.
 func (r ScopeRef) String() string { return r.Kind.String() + "/" + strconv.Quote(string(r.Name)) }
 
 // Validate reports why r does not name a scope, or nil.
@@ -140,18 +146,23 @@ func (r ScopeRef) Validate() error {
 	return r.Name.Validate()
 }
 
-// ScopeVersion is a scope's version. A scope is created at FirstVersion and
-// every committed batch that touches it moves it to the next version.
+// ScopeVersion is a scope's version. A scope starts at FirstVersion; each
+// batch that writes it adds one. The writer chooses versions and the store
+// records them (docs/host-store-contract.md#model).
 type ScopeVersion uint64
 
-// FirstVersion is the version of a scope its creating batch writes.
+// FirstVersion is the version a scope has once the batch that creates it
+// has landed.
 const FirstVersion ScopeVersion = 1
 
-// FenceToken is a fence token. Tokens a store issues are >= 1 and strictly
-// increase across the realm.
+// FenceToken is a fence token. A store issues tokens of 1 and above, each
+// higher than every token the realm issued before it
+// (docs/host-store-contract.md#op-acquire-fence).
 type FenceToken uint64
 
-// RowIndex is a row's stable index. The first row a scope ever gets has index 0.
+// RowIndex is a row's index within its scope. The first row a scope ever
+// gets has index 0, and removing rows never renumbers the rest
+// (docs/host-store-contract.md#model).
 type RowIndex uint64
 
 // Row is one row of a scope: its stable index and its opaque bytes.
@@ -160,8 +171,9 @@ type Row struct {
 	Data  []byte
 }
 
-// VersionedHead is a scope's visible head: its version, the commit id of the
-// batch that wrote that version, and the opaque head bytes.
+// VersionedHead is what LoadHead returns for a visible scope: its version,
+// the id of the commit that produced that version, and the head bytes. The
+// writer compares CommitID with its own batch to settle an unknown outcome.
 type VersionedHead struct {
 	Version  ScopeVersion
 	CommitID CommitID
@@ -180,24 +192,26 @@ type NamedHead struct {
 	Head VersionedHead
 }
 
-// HeadPage is one page of a listing. Next names where to read on; it is nil
-// when the listing has ended.
+// HeadPage is one page of ListHeads. A non-nil Next is the cursor to pass
+// as after for the following page; nil means no more scopes follow.
 type HeadPage struct {
 	Heads []NamedHead
 	Next  *ScopeName
 }
 
-// AcquireMode says how acquire_fence treats a live holder.
+// AcquireMode tells AcquireFence what to do about a live holder.
 type AcquireMode uint8
 
+// The two modes of AcquireFence.
 const (
-	// Exclusive returns HeldError when a live holder exists.
+	// Exclusive refuses with *HeldError while another holder's lease is live.
 	Exclusive AcquireMode = iota
-	// Takeover supersedes any holder.
+	// Takeover issues a token even over a live holder.
 	Takeover
 )
 
-// String names the mode.
+// String returns "Exclusive", "Takeover", or "AcquireMode(N)" for a value
+// that is not a mode.
 func (m AcquireMode) String() string {
 	switch m {
 	case Exclusive:
@@ -208,8 +222,9 @@ func (m AcquireMode) String() string {
 	return "AcquireMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// FenceGrant is what an acquire returns: the new token, and what remained of
-// a superseded live holder's lease (zero when no holder was live).
+// FenceGrant is what AcquireFence returns: the new token, and how much of
+// the previous holder's lease was left when a takeover ended it. The
+// duration is zero when nobody was live.
 type FenceGrant struct {
 	Token           FenceToken
 	SupersededLease time.Duration

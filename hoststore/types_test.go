@@ -16,10 +16,9 @@ type identCase struct {
 	wantErr string
 }
 
-// identCases builds the rows shared by scope names and commit ids ("Limits"
-// in the spec: "not empty, no control characters", at most max bytes, and
-// valid UTF-8 because a name is a string). what is how the error names the
-// identifier.
+// identCases builds the rows shared by scope names and commit ids
+// (docs/host-store-contract.md#limits: 1 to max bytes of valid UTF-8 with
+// no control character). what is how the error names the identifier.
 func identCases(what string, max int) []identCase {
 	over := "over the limit of " + strconv.Itoa(max)
 	ctl := what + " has a control character "

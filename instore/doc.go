@@ -1,9 +1,10 @@
-// Package instore holds the in-store failpoints: what a Host Store calls
-// from its own commit path so that the conformance harness can hold a commit
-// in flight inside the store, or crash it midway. It is three sites and one
-// function, At. Besides the standard library it depends only on package
-// hoststore and on a small internal slot that the harness fills, so a store
-// that imports it links nothing of the harness.
+// Package instore provides the in-store failpoints a host store calls from
+// its own commit path, so that the conform harness can hold a commit in
+// flight inside the store, or crash it midway. It is three sites and one
+// function, At. It imports only the standard library and packages of this
+// module that link no test framework, so a store that imports it links
+// nothing of the harness. The rules for the sites are in
+// docs/host-store-contract.md#in-store-failpoints.
 //
 // A store calls At at each of the three sites of every commit, one line
 // each:
@@ -27,10 +28,10 @@
 // # Where the sites go
 //
 // The harness may hold a commit at a site for as long as a row needs, and
-// every lock the commit holds there is held as long. The spec's
-// independence obligation asks that scopes commit concurrently, with no
-// realm-wide lock on the commit path. So a commit may sit at a site holding
-// only locks that no commit of another scope needs.
+// every lock the commit holds there is held as long. Commits of different
+// scopes must not wait for each other (docs/host-store-contract.md#ob-8). So
+// a commit may sit at a site holding only locks that no commit of another
+// scope, and no acquire or renew, ever needs.
 //
 // With a database that has row locks and admits many writers at once
 // (PostgreSQL, MySQL/InnoDB), the sites go inside the transaction. BEGIN and

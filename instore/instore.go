@@ -8,7 +8,8 @@ import (
 	"github.com/conform-spi/conform/internal/hook"
 )
 
-// Site is a named point inside a store's commit.
+// Site names a point inside a store's commit where the harness may hold or
+// crash it.
 type Site string
 
 // The in-store sites, in the order a commit passes them.
@@ -25,7 +26,7 @@ const (
 	CommitAfterPoint Site = "commit-after-point"
 )
 
-// Sites lists the in-store sites in commit order.
+// Sites lists the three sites in the order a commit passes them.
 var Sites = []Site{CommitLocked, CommitBeforePoint, CommitAfterPoint}
 
 // ErrCrashed is wrapped by the error At returns when the harness crashes the

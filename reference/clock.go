@@ -9,8 +9,8 @@ import (
 // clockEpoch is the instant every Clock starts at.
 var clockEpoch = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// Clock is a manual clock, the store's own clock that leases are recorded
-// on ("as the store's own clock saw it"). It starts at a fixed instant
+// Clock is a manual clock: the store's own clock, on which leases are
+// recorded (docs/host-store-contract.md#fence-leases). It starts at a fixed instant
 // (2025-01-01T00:00:00Z) and moves only by Advance. It is safe for
 // concurrent use.
 type Clock struct {

@@ -10,7 +10,7 @@ import (
 
 // Commit applies one batch atomically and meets the nine obligations at
 // commit. In order, under the locks of the batch's scopes:
-//   - a commit id that already landed returns nil and acts never, from any
+//   - a commit id that already landed returns nil and changes nothing, from any
 //     handle, also for a retry racing the first send (it waits for the
 //     first's scope locks). Each scope keeps the ids of the batches that
 //     landed in it, under its own lock, so the check shares nothing
@@ -31,7 +31,7 @@ import (
 // In-store failpoints: instore.CommitLocked right after the locks are taken,
 // instore.CommitBeforePoint just before the commit point,
 // instore.CommitAfterPoint just after it. An error from one (a crash, or ctx
-// ending while held) is answered at once: before the point nothing was
+// ending while held) is returned at once: before the point nothing was
 // applied, after it the batch stays applied. A handle killed meanwhile
 // returns *hoststore.UnavailableError before the point (nothing applied)
 // and *hoststore.IndeterminateError after it (the answer is lost).
@@ -214,8 +214,8 @@ func (t *txn) point() error {
 }
 
 // landed reports whether the batch already landed: its commit id is in the
-// landed set of one of its scopes (all of them, when Core sends a batch
-// again unchanged, as it does).
+// landed set of one of its scopes (all of them, when the writer sends a
+// batch again unchanged, as it does).
 func (t *txn) landed() bool {
 	for _, sl := range t.slots {
 		if _, ok := sl.landed[t.id]; ok {

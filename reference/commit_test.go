@@ -9,9 +9,10 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// TestCommitRetryActsOnce: a commit id sent again acts once, from the
-// same handle or a new one, also after its scopes moved on and also when
-// its token was superseded since (the landed check comes first).
+// TestCommitRetryActsOnce: a batch sent twice under one commit id lands
+// once, whether the second send comes through the first handle or a new
+// one, after its scopes moved on, or after a takeover made its token stale
+// (the landed check comes first).
 func TestCommitRetryActsOnce(t *testing.T) {
 	f := NewFactory()
 	s, tok := fenced(t, f)

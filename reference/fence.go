@@ -12,8 +12,9 @@ import (
 // pointShards is how many locks the commit points of a realm spread over.
 const pointShards = 16
 
-// fence is the realm's fence record ("Fence Leases"): the highest token
-// issued and the lease expiry of its holder on the store's clock.
+// fence is the realm's fence record: the highest token issued and the
+// lease expiry of its holder on the store's clock
+// (docs/host-store-contract.md#fence-leases).
 //
 // Fencing (obligation 5) orders acquires against commit points. A commit
 // holds one of the point locks shared around its token check and its
@@ -37,8 +38,8 @@ type pointLock struct {
 	_ [40]byte // one lock per cache line
 }
 
-// acquire issues the next token and records its lease from now on c
-// ("acquire_fence"). Exclusive with a live holder (now before its expiry)
+// acquire issues the next token and records its lease from now on c, for
+// AcquireFence. Exclusive with a live holder (now before its expiry)
 // returns *HeldError with the holder and what remains of its lease.
 // Takeover always issues a token and reports the live holder's remaining
 // lease, zero when none is live.
@@ -58,7 +59,7 @@ func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duratio
 		}
 	case hoststore.Takeover:
 	default:
-		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire_fence mode %d is not a mode", uint8(mode))}
+		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("AcquireFence mode %d is not a mode", uint8(mode))}
 	}
 	for i := range f.points {
 		f.points[i].Lock()
@@ -72,22 +73,22 @@ func (f *fence) acquire(mode hoststore.AcquireMode, c *Clock, lease time.Duratio
 }
 
 // renew records a new lease from now for the holder of token, also when
-// its last lease lapsed ("renew_fence"). A superseded token returns
+// its last lease lapsed, for RenewFence. A superseded token returns
 // *FencedOutError; a token never issued (0, or above the highest)
 // returns *InvalidError.
 func (f *fence) renew(token hoststore.FenceToken, c *Clock, lease time.Duration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.check("renew_fence", token); err != nil {
+	if err := f.check("RenewFence", token); err != nil {
 		return err
 	}
 	f.expiry = c.Now().Add(lease)
 	return nil
 }
 
-// check returns whether token is the highest issued: a token below it is
-// *FencedOutError ("A token higher than the caller's exists"); 0 or above
-// it was never issued and is *InvalidError. Without a point lock held the
+// check returns nil when token is the highest issued. A lower token
+// returns *FencedOutError naming the highest; 0, or a token above the
+// highest, was never issued and returns *InvalidError. Without a point lock held the
 // answer is only a hint: the token may move right after.
 func (f *fence) check(op string, token hoststore.FenceToken) error {
 	cur := hoststore.FenceToken(f.token.Load())

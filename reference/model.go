@@ -8,7 +8,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// Model is the pure model of the contract: it applies accepted batches and
+// Model is the contract as a pure value: it applies accepted batches and
 // returns what a correct store shows. It is deterministic and has no fence,
 // clock or failpoint; tokens are not its concern. A Model is not safe for
 // concurrent use; distinct Models (a Model and its clones) are independent.
@@ -30,9 +30,10 @@ func (m *Model) Clone() *Model {
 	return c
 }
 
-// Apply applies b if it lands, all or nothing. A commit id that already
-// landed returns nil and acts never (checked first: "A commit id that
-// already landed returns nil without acting again"). An update whose
+// Apply applies b if it lands, all or nothing, and returns what a store's
+// Commit returns. A commit id that already landed returns nil and changes
+// nothing; this is checked first (docs/host-store-contract.md#ob-3). An
+// update whose
 // Previous is not the scope's current version (nil: absent or deleted)
 // returns *hoststore.ConflictError{Scope, Current} and applies nothing. A
 // create of a name that was deleted returns *hoststore.InvalidError. A nil
@@ -58,7 +59,7 @@ func (m *Model) Apply(b *hoststore.CommitBatch) error {
 	return nil
 }
 
-// Check returns what Apply would answer for b, applying nothing.
+// Check returns what Apply would return for b, applying nothing.
 func (m *Model) Check(b *hoststore.CommitBatch) error {
 	_, _, err := m.check(b)
 	return err
@@ -90,8 +91,8 @@ func (m *Model) Landed(id hoststore.CommitID) bool {
 	return ok
 }
 
-// Head returns a copy of the scope's visible head, or nil when the scope
-// is absent or deleted ("load_head").
+// Head returns a copy of the scope's visible head, as LoadHead does, or nil
+// when the scope is absent or deleted.
 func (m *Model) Head(s hoststore.ScopeRef) *hoststore.VersionedHead {
 	return m.states[s].versionedHead()
 }
@@ -106,23 +107,23 @@ func (m *Model) Bounds(s hoststore.ScopeRef) (start, end hoststore.RowIndex, ok 
 	return st.start, st.end, true
 }
 
-// ReadRows answers what a store answers to read_rows: copies of the visible
-// rows from index from, in index order, at most limit, ending early at the
-// end; no rows and a nil error for a scope that does not exist;
-// *hoststore.InvalidError for a from below the first visible row, for a
+// ReadRows returns what a store's ReadRows returns: copies of up to limit
+// visible rows in index order, from index from, fewer only where the scope
+// ends; no rows and a nil error for a scope that does not exist;
+// *hoststore.InvalidError for a from below the lowest visible index, for a
 // limit <= 0 and for a malformed scope.
 func (m *Model) ReadRows(s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	if err := checkScope("read_rows", s); err != nil {
+	if err := checkScope("ReadRows", s); err != nil {
 		return nil, err
 	}
 	return readRows(m.states[s], from, limit)
 }
 
-// ListHeads answers what a store answers to list_heads: the visible scopes
-// of kind whose names sort strictly after after (from the first when nil),
-// in byte order of names, each with a copy of its head, at most limit;
-// Next is the last name answered when more visible scopes follow, nil when
-// the listing ended. A limit <= 0, a kind that is not a kind or a malformed
+// ListHeads returns what a store's ListHeads returns: up to limit visible
+// scopes of kind with names above *after (from the first name when after
+// is nil), in byte order of name, each with a copy of its head. Next is the
+// last name on the page when another visible scope follows, and nil
+// otherwise. A limit <= 0, a kind that is not a kind or a malformed
 // cursor returns *hoststore.InvalidError. A page costs O(limit + log n).
 func (m *Model) ListHeads(kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if err := checkList(kind, after, limit); err != nil {

@@ -7,8 +7,8 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// TestModelRowParts covers the order truncate_after, drop_before, append,
-// head, and the edge cases of "Batches", over a scope created with the
+// TestModelRowParts covers the order TruncateAfter, DropBefore, Append,
+// Head, and the edge cases of docs/host-store-contract.md#batches, over a scope created with the
 // rows 0..4 ("r0".."r4").
 func TestModelRowParts(t *testing.T) {
 	ri := func(i uint64) *hoststore.RowIndex { return hoststore.Ptr(hoststore.RowIndex(i)) }
@@ -119,7 +119,7 @@ func TestModelVersionAndCommitID(t *testing.T) {
 	}
 }
 
-// TestModelReadRows covers read_rows: absent scope, below the start, past
+// TestModelReadRows covers ReadRows: absent scope, below the start, past
 // the end, limits, and copies.
 func TestModelReadRows(t *testing.T) {
 	s := sess("s")

@@ -190,7 +190,7 @@ func (r *randomRun) rows() []string {
 	return out
 }
 
-// compareReads compares one random read_rows and one random listing page.
+// compareReads compares one random ReadRows and one random listing page.
 func (r *randomRun) compareReads() {
 	s := r.pool[r.rng.IntN(len(r.pool))]
 	start, end, _ := r.m.Bounds(s)

@@ -11,8 +11,9 @@ import (
 // *scopeState is a scope that was never created; a state with deleted set
 // is a tombstone, remembered so that a create of the name is refused.
 //
-// Rows have stable indices ("Model" in the spec): the visible rows are
-// exactly the indices [start, end), and rows[i] is the row at start+i.
+// Rows keep their indices (docs/host-store-contract.md#model): the visible
+// rows are exactly the indices [start, end), and rows[i] is the row at
+// start+i.
 type scopeState struct {
 	version  hoststore.ScopeVersion
 	commitID hoststore.CommitID
@@ -77,10 +78,10 @@ func appendRows(rows [][]byte, buf *rowBuf, add [][]byte) ([][]byte, *rowBuf) {
 // checkUpdates is what a batch returns at commit after its commit id was
 // found not landed, given each update's scope state in cur: first any
 // update whose Previous is not the scope's current version (nil: absent or
-// deleted) returns *ConflictError ("Conflict { scope, current }"), in update
-// order; then a create of a deleted name returns *InvalidError ("Core never
-// creates a deleted scope's name again, and a store may refuse such a
-// create as Invalid").
+// deleted) returns *ConflictError{Scope, Current}, in update order; then a
+// create of a deleted name returns *InvalidError. The writer never reuses a
+// deleted name, so refusing it is allowed
+// (docs/host-store-contract.md#batches, "Deleted names").
 func checkUpdates(ups []hoststore.ScopeUpdate, cur []*scopeState) error {
 	for i := range ups {
 		u, st := &ups[i], cur[i]
@@ -99,8 +100,8 @@ func checkUpdates(ups []hoststore.ScopeUpdate, cur []*scopeState) error {
 }
 
 // applyUpdate returns the state after u, which checkUpdates accepted
-// against prev, for the batch id. The parts apply in the spec's order:
-// truncate_after, drop_before, append, head. u's byte slices become part of
+// against prev, for the batch id. The parts apply in their fixed order:
+// TruncateAfter, DropBefore, Append, Head. u's byte slices become part of
 // the state (the caller passes a private copy, e.g. from Updates()).
 func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scopeState {
 	if u.Delete {
@@ -112,7 +113,8 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 		n.rec, n.prev = nil, nil
 	}
 	n.version, n.commitID = u.Next, id
-	// truncate_after: rows at or past t go; at or past the end nothing does.
+	// TruncateAfter t: rows at index t and above go; a t at or past the end
+	// removes nothing.
 	if t := u.TruncateAfter; t != nil && *t < n.end {
 		if *t <= n.start {
 			n.rows, n.buf, n.start = nil, nil, *t
@@ -121,8 +123,8 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 		}
 		n.end = *t
 	}
-	// drop_before: rows below d go without renumbering; past the end every
-	// row goes and the end index stays where it was.
+	// DropBefore d: rows below index d go and the rest keep their indices;
+	// a d past the end removes every row and leaves the end alone.
 	if d := u.DropBefore; d != nil && *d > n.start {
 		if *d >= n.end {
 			n.rows, n.buf, n.start = nil, nil, n.end
@@ -131,7 +133,7 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 			n.start = *d
 		}
 	}
-	// append: the first row takes the end index left after the removals.
+	// Append: the first new row gets the end index the removals left.
 	if len(u.Append) > 0 {
 		n.rows, n.buf = appendRows(n.rows, n.buf, u.Append)
 		n.end += hoststore.RowIndex(len(u.Append))
@@ -142,19 +144,18 @@ func applyUpdate(prev *scopeState, u *hoststore.ScopeUpdate, id hoststore.Commit
 	return n
 }
 
-// readRows returns the visible rows of s from index from, at most limit,
-// ending early at the end ("read_rows" in the spec): a scope that does not
-// exist has no rows; a from below the first visible row is *InvalidError.
-// The rows answered are copies.
+// readRows returns copies of up to limit visible rows of s from index from,
+// for ReadRows: a missing scope returns no rows; a from below the lowest
+// visible index returns *InvalidError.
 func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows limit %d is not positive", limit)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows limit %d is not positive", limit)}
 	}
 	if !s.live() {
 		return nil, nil
 	}
 	if from < s.start {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, s.start)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows from %d is below the first visible row %d", from, s.start)}
 	}
 	if from >= s.end {
 		return nil, nil
@@ -178,12 +179,12 @@ func readRows(s *scopeState, from hoststore.RowIndex, limit int) ([]hoststore.Ro
 	return out, nil
 }
 
-// headPage returns one page of a listing over the names of t ("list_heads"
-// in the spec): visible scopes after after, in byte order of names, at most
-// limit, with Next set to the last name answered when a further visible
-// scope follows and nil when the listing has ended. look resolves a name
+// headPage returns one page of a listing over the names of t, for
+// ListHeads: up to limit visible scopes above *after, in byte order of
+// name, with Next set to the last name on the page when another visible
+// scope follows, and nil otherwise. look resolves a name
 // to the state a reader sees now; names whose state is not live are
-// skipped. Heads is nil on an empty page. The heads answered are copies,
+// skipped. Heads is nil on an empty page. The heads returned are copies,
 // made in one buffer (each head capped to its own length).
 func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look func(hoststore.ScopeName, V) *scopeState) hoststore.HeadPage {
 	var page hoststore.HeadPage
@@ -220,15 +221,15 @@ func headPage[V any](t *node[V], after *hoststore.ScopeName, limit int, look fun
 // the four, a cursor that is not a valid scope name, a limit <= 0.
 func checkList(kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) error {
 	if !kind.Valid() {
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads kind %d is not a kind", uint8(kind))}
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads kind %d is not a kind", uint8(kind))}
 	}
 	if after != nil {
 		if err := after.Validate(); err != nil {
-			return &hoststore.InvalidError{Detail: "list_heads after: " + err.Error()}
+			return &hoststore.InvalidError{Detail: "ListHeads after: " + err.Error()}
 		}
 	}
 	if limit <= 0 {
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads limit %d is not positive", limit)}
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads limit %d is not positive", limit)}
 	}
 	return nil
 }

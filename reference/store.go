@@ -19,8 +19,8 @@ type config struct {
 // Option configures a Factory.
 type Option func(*config)
 
-// WithTiming sets the fence timing the realm records leases with and its
-// handles answer from FenceTiming. The default is
+// WithTiming sets the fence timing the realm records leases with, which its
+// handles return from FenceTiming. The default is
 // hoststore.DefaultFenceTiming(). NewFactory panics on a timing that is
 // not Valid (the zero value).
 func WithTiming(t hoststore.FenceTiming) Option { return func(c *config) { c.timing = t } }
@@ -56,8 +56,9 @@ func NewFactory(opts ...Option) *Factory {
 	}}
 }
 
-// Open returns a new handle (*Store) over the realm: a new "process" that
-// holds nothing of the handles before it. Only the realm is shared.
+// Open returns a new handle (*Store) on the realm. The handle stands for a
+// new process: it shares the realm's data with earlier handles and no state
+// of theirs.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 func (f *Factory) Clock() *Clock { return f.realm.clock }
 
 // realm is the state every handle of one factory shares. On the commit
-// path ("Independence") it has no realm-wide lock: the sharded maps lock
+// path it has no realm-wide lock (docs/host-store-contract.md#ob-8): the sharded maps lock
 // one shard for one map operation, the name index is lock-free, and a
 // commit takes one of the fence's point locks, shared, only around its
 // commit point (see fence).
@@ -195,10 +196,11 @@ var (
 	_ hoststore.Killer    = (*Store)(nil)
 )
 
-// Kill kills the handle, as a process dying: every later call returns
+// Kill ends the handle as a crash would: every later call returns
 // *hoststore.UnavailableError. A commit in flight applies nothing if it had
-// not reached its commit point (it returns Unavailable); if it had, the
-// batch stays applied and its answer is lost (it returns Indeterminate).
+// not reached its commit point, and returns *hoststore.UnavailableError; if
+// it had, the batch stays applied and the commit returns
+// *hoststore.IndeterminateError. Kill may be called more than once.
 func (s *Store) Kill() {
 	s.killOnce.Do(func() {
 		s.killed.Store(true)
@@ -221,11 +223,12 @@ func (s *Store) enter(ctx context.Context) error {
 	return nil
 }
 
-// AcquireFence returns a token higher than any issued before in the realm,
-// and records the new holder's lease from now on the realm's clock.
-// Exclusive with a live holder returns *hoststore.HeldError{Holder,
-// Remaining}. Takeover supersedes any holder and reports what remained of
-// a live holder's lease in SupersededLease (zero when none was live).
+// AcquireFence issues the next token of the realm and starts its holder's
+// lease now, on the realm's clock. With Exclusive it returns
+// *hoststore.HeldError{Holder, Remaining} while another lease is live. With
+// Takeover it always issues a token, and SupersededLease is what was left
+// of the live holder's lease, or zero. A mode that is neither returns
+// *hoststore.InvalidError.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	if err := s.enter(ctx); err != nil {
 		return hoststore.FenceGrant{}, err
@@ -233,8 +236,9 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 	return s.realm.fence.acquire(mode, s.realm.clock, s.realm.timing.Lease())
 }
 
-// RenewFence records a new lease from now for the holder of token, also
-// when its last lease lapsed. A superseded token returns
+// RenewFence starts a fresh lease now for the holder of token when token is
+// the highest issued, even after the last lease ran out. A superseded token
+// returns
 // *hoststore.FencedOutError{Current}; a token never issued (0, or above the
 // highest) returns *hoststore.InvalidError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
@@ -247,22 +251,24 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 // FenceTiming returns the timing the realm was configured with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
 
-// LoadHead returns a copy of the scope's visible head, or nil, nil when it
-// was never created or was deleted. A malformed scope is Invalid.
+// LoadHead returns a copy of the scope's visible head, or nil, nil when the
+// scope does not exist (never created, or deleted). A malformed scope returns
+// *hoststore.InvalidError.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkScope("load_head", scope); err != nil {
+	if err := checkScope("LoadHead", scope); err != nil {
 		return nil, err
 	}
 	return s.realm.visible(scope).versionedHead(), nil
 }
 
-// ListHeads returns the visible scopes of kind after after, in byte order
-// of names, each with a copy of its head, at most limit; Next is the last
-// name answered when more follow and nil when the listing ended. A limit
-// <= 0, a bad kind or a malformed cursor is Invalid. A page costs
+// ListHeads returns up to limit visible scopes of kind with names above
+// *after, in byte order of name, each with a copy of its head. Next is the
+// last name on the page when another visible scope follows, and nil
+// otherwise. A limit <= 0, a bad kind or a malformed cursor returns
+// *hoststore.InvalidError. A page costs
 // O(limit + log n) plus the scopes created or deleted in flight.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if err := s.enter(ctx); err != nil {
@@ -276,19 +282,19 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	}), nil
 }
 
-// ReadRows returns copies of the scope's visible rows from index from, in
-// index order, at most limit, ending early at the end. A scope that does
-// not exist has no rows (nil, nil); a from below the first visible row, a
-// limit <= 0 or a malformed scope is Invalid.
+// ReadRows returns copies of up to limit visible rows of the scope, in
+// index order from index from, fewer only where the scope ends. A scope
+// that does not exist returns nil, nil. A from below the lowest visible
+// index, a limit <= 0 or a malformed scope returns *hoststore.InvalidError.
 func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkScope("read_rows", scope); err != nil {
+	if err := checkScope("ReadRows", scope); err != nil {
 		return nil, err
 	}
 	return readRows(s.realm.visible(scope), from, limit)
 }
 
-// String names the handle for traces.
+// String returns a name for the handle, for traces.
 func (s *Store) String() string { return fmt.Sprintf("reference store %p", s.realm) }

@@ -88,7 +88,7 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 // openLocked starts one of the buggy commits: it takes the realm mutex and
 // checks the handle, the commit id and the batch. It returns true with the
 // mutex held when the commit goes on; otherwise the mutex is released and
-// err is the commit's answer (nil for a landed commit id).
+// err is what the commit returned (nil for a landed commit id).
 func (s *Store) openLocked(b *hoststore.CommitBatch) (bool, error) {
 	r := s.r
 	r.mu.Lock()

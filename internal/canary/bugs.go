@@ -11,7 +11,8 @@
 // commit-after-point, and never holds its mutex across an At call, so a
 // commit held there holds up no other commit, read or fence call. The fence
 // runs on a manual clock that only LapseFenceLeases moves. It is written
-// from the contract (host-store-spi.txt), not from the reference store.
+// from the contract (docs/host-store-contract.md), not from the reference
+// store.
 package canary
 
 import (
@@ -43,7 +44,7 @@ const (
 	LastWriterWins
 	// IgnoreToken [ob:5] never checks a batch's token at commit.
 	IgnoreToken
-	// LateTruncate [ob:6] makes truncate_after take effect one batch late:
+	// LateTruncate [ob:6] makes TruncateAfter take effect one batch late:
 	// the batch that carries it skips it, and the scope's next batch
 	// applies it before its own parts.
 	LateTruncate
@@ -57,21 +58,21 @@ const (
 	// SkipLastListed [ob:9] leaves each listing page's last name out but
 	// sets Next to it, so the next page starts past a scope never listed.
 	SkipLastListed
-	// RenewNeverFenced [ob:fence] returns nil to a renew of a superseded
+	// RenewNeverFenced [ob:fence] returns nil from a renew of a superseded
 	// token.
 	RenewNeverFenced
-	// ExclusiveIgnoresHolder [ob:fence] never returns Held to an exclusive
-	// acquire: it supersedes a live holder as a takeover would, and reports
+	// ExclusiveIgnoresHolder [ob:fence] never returns *hoststore.HeldError
+	// from an exclusive acquire: it supersedes a live holder as a takeover would, and reports
 	// no superseded lease.
 	ExclusiveIgnoresHolder
 	// NoRenewAfterLapse [ob:fence] refuses a renew of the current token
-	// with FencedOut once its lease lapsed.
+	// with *hoststore.FencedOutError once its lease lapsed.
 	NoRenewAfterLapse
-	// DropRenumbers [ob:6] renumbers the rows that drop_before keeps from
+	// DropRenumbers [ob:6] renumbers the rows that DropBefore keeps from
 	// 0, so a read from 0 returns them.
 	DropRenumbers
 	// ReadBelowStartOK [ob:ops] returns the rows from the first visible one
-	// to a read below it, instead of Invalid.
+	// to a read below it, instead of *hoststore.InvalidError.
 	ReadBelowStartOK
 	// Panics [ob:errors] panics in Commit for a batch whose commit id
 	// contains "rows/".

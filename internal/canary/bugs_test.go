@@ -66,7 +66,7 @@ func TestCorrectStoreBasics(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	if err := st.Commit(ctx, create); err != nil {
-		t.Fatalf("a retry of a landed batch: %v, want Ok", err)
+		t.Fatalf("a retry of a landed batch: %v, want nil", err)
 	}
 	again := mustBatch(t, "c2", g.Token, hoststore.ScopeUpdate{Scope: s, Next: 1, Head: &[]byte{}})
 	var conflict *hoststore.ConflictError

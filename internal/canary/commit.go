@@ -14,7 +14,7 @@ import (
 // in-store failpoints commit-locked and commit-before-point, then checks
 // and applies the whole batch under the realm's mutex (its commit point),
 // then passes commit-after-point. A failpoint's error (a crash the harness
-// injected, or ctx.Err() while held) is answered as it is: before the
+// injected, or ctx.Err() while held) is returned as it is: before the
 // commit point nothing was applied, after it the batch stays applied.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if b == nil {
@@ -123,8 +123,9 @@ func (r *realm) checkLocked(b *hoststore.CommitBatch) error {
 	return nil
 }
 
-// checkTokenLocked: a token below the highest acquired is FencedOut
-// (obligation 5 met at commit); a token never issued is Invalid.
+// checkTokenLocked: a token below the highest acquired is
+// *hoststore.FencedOutError (obligation 5 met at commit); a token never
+// issued is *hoststore.InvalidError.
 func (r *realm) checkTokenLocked(t hoststore.FenceToken) error {
 	if r.bugs.Has(IgnoreToken) {
 		return nil
@@ -139,8 +140,9 @@ func (r *realm) checkTokenLocked(t hoststore.FenceToken) error {
 }
 
 // checkUpdateLocked: an update whose Previous is not the scope's version
-// is Conflict (obligation 4 met at commit), and a create of a deleted name
-// is Invalid ("a store may refuse such a create as Invalid").
+// is *hoststore.ConflictError (obligation 4 met at commit), and a create of
+// a deleted name is *hoststore.InvalidError, a refusal the contract allows
+// (docs/host-store-contract.md#edges).
 func (r *realm) checkUpdateLocked(u hoststore.ScopeUpdate) error {
 	if r.bugs.Has(LastWriterWins) {
 		return nil
@@ -191,7 +193,7 @@ func (r *realm) reapplyLocked(b *hoststore.CommitBatch) {
 }
 
 // applyUpdateLocked applies one update, its parts in the order
-// truncate_after, drop_before, append, head.
+// TruncateAfter, DropBefore, Append, Head.
 func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID) {
 	if u.Delete {
 		gone := &scope{name: u.Scope.Name, version: u.Next, commitID: id, deleted: true}
@@ -220,7 +222,7 @@ func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID
 	if d := u.DropBefore; d != nil {
 		sc.drop(*d, r.bugs.Has(DropRenumbers))
 	}
-	rows := u.Append // Updates() answered a copy: the store may keep it
+	rows := u.Append // Updates() returned a copy: the store may keep it
 	if r.bugs.Has(ReversedAppend) {
 		slices.Reverse(rows)
 	}
@@ -233,8 +235,8 @@ func (r *realm) applyUpdateLocked(u hoststore.ScopeUpdate, id hoststore.CommitID
 	sc.commitID = id
 }
 
-// truncate removes every row whose index is at least t; the next appended
-// row takes t. At or past the end nothing is removed.
+// truncate removes the rows at index t and above, and the next appended
+// row gets index t. A t at or past the end removes nothing.
 func (sc *scope) truncate(t hoststore.RowIndex) {
 	if t >= sc.end {
 		return
@@ -247,9 +249,9 @@ func (sc *scope) truncate(t hoststore.RowIndex) {
 	sc.end = t
 }
 
-// drop removes every row whose index is below d, without renumbering the
-// rest (unless renumber, the DropRenumbers bug); past the end every row
-// goes and the end index stays.
+// drop removes the rows below index d; the rest keep their indices (unless
+// renumber, the DropRenumbers bug). A d past the end removes every row and
+// leaves the end alone.
 func (sc *scope) drop(d hoststore.RowIndex, renumber bool) {
 	if d <= sc.start {
 		return

@@ -12,8 +12,8 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// LoadHead returns the scope's visible head, or nil, nil when it was never
-// created or was deleted ("load_head").
+// LoadHead returns the scope's visible head, or nil, nil when the scope does
+// not exist (never created, or deleted).
 func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
@@ -40,10 +40,9 @@ func (sc *scope) headLocked() hoststore.VersionedHead {
 	return hoststore.VersionedHead{Version: sc.version, CommitID: sc.commitID, Head: append([]byte{}, sc.head...)}
 }
 
-// ListHeads returns the visible scopes of kind whose names sort after
-// after, in byte order of names, each with its head, at most limit; Next
-// names the last one answered while more follow, and is nil once the
-// listing has ended ("list_heads").
+// ListHeads returns up to limit visible scopes of kind with names above
+// *after, in byte order of name, each with its head. Next is the last name
+// on the page while more follow, and nil otherwise.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if err := s.enter(ctx); err != nil {
 		return hoststore.HeadPage{}, err
@@ -52,7 +51,7 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("scope kind %d is not a kind", uint8(kind))}
 	}
 	if limit <= 0 {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads limit %d is not positive", limit)}
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads limit %d is not positive", limit)}
 	}
 	if s.r.bugs.Has(UnknownError) && kind == hoststore.KindIdentity {
 		return hoststore.HeadPage{}, errors.New("boom")
@@ -92,10 +91,10 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return pg, nil
 }
 
-// ReadRows returns the scope's visible rows from index from, in index
-// order, at most limit, ending early at the scope's end; a from below the
-// first visible row is Invalid, and a scope that does not exist has no
-// rows ("read_rows").
+// ReadRows returns up to limit visible rows of the scope in index order,
+// from index from, fewer only where the scope ends. A from below the lowest
+// visible index returns *hoststore.InvalidError; a scope that does not
+// exist returns no rows.
 func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
@@ -104,7 +103,7 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 		return nil, &hoststore.InvalidError{Detail: err.Error()}
 	}
 	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows limit %d is not positive", limit)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows limit %d is not positive", limit)}
 	}
 	r := s.r
 	r.mu.Lock()
@@ -115,7 +114,7 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 	}
 	if from < sc.start {
 		if !r.bugs.Has(ReadBelowStartOK) {
-			return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, sc.start)}
+			return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows from %d is below the first visible row %d", from, sc.start)}
 		}
 		from = sc.start
 	}

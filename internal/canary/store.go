@@ -33,8 +33,8 @@ func NewFactory(bugs Bugs) *Factory {
 // Bugs returns the bugs the realm was made with.
 func (f *Factory) Bugs() Bugs { return f.r.bugs }
 
-// Open returns a new handle over the realm: a new "process" that holds
-// nothing of the handles before it.
+// Open returns a new handle on the realm, standing for a new process: it
+// shares the realm's data with earlier handles and no state of theirs.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ type realm struct {
 	scopes map[hoststore.ScopeRef]*scope
 	// landed holds the commit id of every batch past its commit point.
 	landed map[hoststore.CommitID]bool
-	// lied holds the batches UnavailableAfterApply answered Unavailable to.
+	// lied holds the batches UnavailableAfterApply returned Unavailable for.
 	lied map[hoststore.CommitID]bool
 }
 
@@ -142,7 +142,7 @@ func (s *Store) Kill() {
 }
 
 // Close ends the handle gracefully: what it kept (LostOnKill) is applied
-// first. Later calls answer Unavailable.
+// first. Later calls return *hoststore.UnavailableError.
 func (s *Store) Close() error {
 	if s.killed.Load() {
 		return nil

@@ -9,13 +9,13 @@ import (
 )
 
 // Clock is the writer's own clock: the self-fence check, the renewer, the
-// takeover wait and the background sweep all run on it ("The holder fences
-// itself on its own clock"). SystemClock is the wall clock; ManualClock is
+// takeover wait and the background sweep all run on it, never on the
+// store's clock. SystemClock is the wall clock; ManualClock is
 // a clock a test or a harness drives.
 type Clock interface {
 	// Now returns the clock's current instant.
 	Now() time.Time
-	// Sleep waits d on the clock, or until ctx ends (answering ctx.Err()).
+	// Sleep waits d on the clock, or until ctx ends (returning ctx.Err()).
 	Sleep(ctx context.Context, d time.Duration) error
 	// AfterFunc runs f once the clock has moved d past now, unless the
 	// returned Timer is stopped first.

@@ -22,11 +22,11 @@ type Update struct {
 	Head []byte
 	// Append holds rows appended in order, each within the row limit.
 	Append [][]byte
-	// TruncateAfter removes every row whose index is at least it.
+	// TruncateAfter, set to t, removes the rows at index t and above.
 	TruncateAfter *hoststore.RowIndex
-	// DropBefore removes every row whose index is below it.
+	// DropBefore, set to d, removes the rows below index d.
 	DropBefore *hoststore.RowIndex
-	// Delete deletes the scope; nothing else may be set.
+	// Delete removes the scope; an update that deletes sets nothing else.
 	Delete bool
 }
 
@@ -36,22 +36,22 @@ func (w *Writer) Commit(ctx context.Context, ups ...Update) error {
 }
 
 // Commit commits the round's change: all of it becomes visible at one
-// batch's commit point, or none of it does. Its large values are written
-// first, as chunks in scopes of their own, in as many batches as they
-// need; then one batch within the limits makes the change visible and
-// drops the chunks it supersedes. Each batch is sent only after the
+// batch's commit point, or none of it does. Its large values go first into
+// chunk scopes, over as many batches as they take; one more batch, within
+// the limits, then makes the change visible and deletes the chunks it
+// replaces. Each batch is sent only after the
 // self-fence check passed; a fenced writer first makes its fresh acquire.
 // A batch whose outcome is unknown is sent again, the same batch, up to
 // Options.SettleTries times.
 //
 // Errors: ErrRoundRefused when a check of the round refused a call; a
-// *SizeError when the change cannot be written within the limits (nothing
-// was written) or the store refused a batch of it as Invalid; ErrStopped
-// when another process took the fence or committed; ErrSelfFenced or the
-// store's error when the fresh acquire failed; an error wrapping the
-// store's last answer when the outcome stayed unknown (the writer settles
-// that batch before any later commit touching its scopes). After any error
-// the change may be retried as a whole.
+// *SizeError when the change cannot be written within the limits (nothing was
+// written) or the store refused a batch of it as Invalid; ErrStopped when
+// another process holds the fence or wrote meanwhile; ErrSelfFenced or the
+// store's error when the fresh acquire failed; an error wrapping the store's
+// last answer when the outcome stayed unknown (the writer settles that batch
+// before any later commit touching its scopes). After any error the change may
+// be retried as a whole.
 func (r *Round) Commit(ctx context.Context, ups ...Update) error {
 	if r.refused != nil {
 		return fmt.Errorf("%w: %v", ErrRoundRefused, r.refused)
@@ -204,9 +204,10 @@ func (w *Writer) landed(b *hoststore.CommitBatch) {
 	w.unknown = slices.DeleteFunc(w.unknown, func(x *hoststore.CommitBatch) bool { return x == b })
 }
 
-// refusal turns an answer that says nothing was applied into the writer's
+// refusal turns a store error that says nothing was applied into the writer's
 // error: a superseded token or a conflict stops the realm (another process
-// took the fence or committed); Invalid is a size error.
+// holds the fence or wrote meanwhile); *hoststore.InvalidError is a size
+// error.
 func (w *Writer) refusal(b *hoststore.CommitBatch, err error) error {
 	var fo *hoststore.FencedOutError
 	var cf *hoststore.ConflictError
@@ -240,8 +241,8 @@ func (w *Writer) shows(ctx context.Context, b *hoststore.CommitBatch) (bool, err
 	return seen > 0, nil
 }
 
-// settleUnknown settles every batch whose outcome is unknown, by sending
-// it again ("It settles the unknown first, by retrying the same batch").
+// settleUnknown settles every batch whose outcome is unknown by sending the
+// same batch again.
 func (w *Writer) settleUnknown(ctx context.Context) error {
 	w.mu.Lock()
 	todo := slices.Clone(w.unknown)
@@ -270,8 +271,7 @@ func (w *Writer) settleUnknown(ctx context.Context) error {
 
 // settleFromLocked settles every unknown batch from heads loaded after a
 // fresh acquire: a batch with an older token that had not landed by then
-// never will ("a batch carrying a lower token whose commit point comes
-// later never becomes visible").
+// never will, since fencing hides it (docs/host-store-contract.md#ob-5).
 func (w *Writer) settleFromLocked(loaded map[hoststore.ScopeRef]hoststore.VersionedHead) error {
 	for _, b := range w.unknown {
 		seen, missed := 0, 0

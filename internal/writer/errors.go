@@ -6,30 +6,30 @@ import (
 )
 
 // ErrStopped is wrapped by every error a writer returns once the realm
-// stopped: another process took the fence or committed while this one was
-// fenced ("if another process took the fence or committed meanwhile, the
-// realm stops until it is opened again"). Only a new Open goes on.
+// stopped: while this writer was fenced, another process acquired the fence
+// or wrote to the realm. Only a new Open goes on
+// (docs/host-store-contract.md#writer-rules).
 var ErrStopped = errors.New("writer: the realm stopped; open it again")
 
 // ErrSelfFenced is wrapped by the error a check or a write returns when the
-// writer has fenced itself: a renew failed, or its self-fence window closed
-// ("it stops every write and dispatch"). Refence, or the next write, makes
-// the fresh acquire that goes on.
+// writer has fenced itself: a renew failed, or its self-fence window
+// closed, so it neither writes nor starts calls. Refence, or the next
+// write, makes the fresh acquire that goes on.
 var ErrSelfFenced = errors.New("writer: self-fenced; a fresh acquire must come first")
 
 // ErrRoundRefused is wrapped by a round's commit after one of its checks
-// refused a call ("a call refused there never starts, and the round commits
-// none of its results").
-var ErrRoundRefused = errors.New("writer: a check of this round refused a call; the round commits none of its results")
+// refused a call: the refused call never started, and nothing the round
+// produced is committed.
+var ErrRoundRefused = errors.New("writer: a check of this round refused a call; nothing of the round is committed")
 
-// ErrClosed is answered by a writer after Close.
+// ErrClosed is returned by a writer after Close.
 var ErrClosed = errors.New("writer: closed")
 
 // SizeError is the typed size error of a change that cannot be written
 // within the limits, even with its large values in chunks, or that the
-// store refused as Invalid ("fails as a whole with a typed size error:
-// Core never truncates a value and never commits part of a change").
-// Nothing of the change is visible after it.
+// store refused with *hoststore.InvalidError. A value is stored whole or
+// not at all, and so is a change: nothing of it is visible after this
+// error (docs/host-store-contract.md#limits).
 type SizeError struct {
 	// Detail says which limit the change breaks.
 	Detail string
@@ -51,7 +51,7 @@ func (e *SizeError) Error() string {
 // Unwrap returns the store's Invalid answer, if the store refused.
 func (e *SizeError) Unwrap() error { return e.Cause }
 
-// FormatError is answered when a head the writer reads was not written by
+// FormatError is returned when a head the writer reads was not written by
 // a writer, or a chunked value does not match its digest or length.
 type FormatError struct {
 	Detail string

@@ -22,8 +22,8 @@ func (w *Writer) acquire(ctx context.Context, mode hoststore.AcquireMode) error 
 	defer w.mu.Unlock()
 	w.token, w.base, w.fenced = g.Token, start, false
 	if g.SupersededLease > 0 && !w.opts.Unsafe.SkipTakeoverWait {
-		// "the new holder waits out FenceGrant::superseded_lease before it
-		// makes a model call or dispatches anything"
+		// The takeover wait: no model call or tool call until the old
+		// holder's lease, as the store reported it, has run out.
 		w.waitUntil = w.clock.Now().Add(g.SupersededLease)
 	}
 	w.logf("acquired %s: token %d, superseded lease %s", mode, g.Token, g.SupersededLease)
@@ -32,7 +32,7 @@ func (w *Writer) acquire(ctx context.Context, mode hoststore.AcquireMode) error 
 }
 
 // scheduleRenewLocked sets the renewer to fire one renew interval after
-// the base ("The holder renews once per renew interval").
+// the base.
 func (w *Writer) scheduleRenewLocked() {
 	if w.renewT != nil {
 		w.renewT.Stop()
@@ -45,8 +45,8 @@ func (w *Writer) scheduleRenewLocked() {
 }
 
 // renewTick is the renewer. A holder whose window already closed does not
-// renew ("It never resumes on a later renew"); a failed renew fences it,
-// and a renew answering FencedOut stops the realm.
+// renew, since a late renew must not let it write again; a failed renew fences
+// it, and a renew returning *hoststore.FencedOutError stops the realm.
 func (w *Writer) renewTick() {
 	w.mu.Lock()
 	if w.stateErrLocked() != nil {
@@ -82,9 +82,9 @@ func (w *Writer) renewTick() {
 }
 
 // selfFenceLocked is the self-fence check: it takes no store request. It
-// returns nil when the writer may commit, call the model or dispatch now:
-// not fenced, and its last successful acquire or renew started less than
-// the self-fence window ago. A closed window fences the writer.
+// returns nil when the writer may commit, call the model or dispatch now: it is
+// not fenced, and less than the self-fence window has gone by since its latest
+// successful acquire or renew began. A closed window fences the writer.
 func (w *Writer) selfFenceLocked() error {
 	if err := w.stateErrLocked(); err != nil {
 		if errors.Is(err, ErrSelfFenced) {
@@ -99,11 +99,11 @@ func (w *Writer) selfFenceLocked() error {
 	return nil
 }
 
-// Refence makes the fresh acquire that a fenced writer goes on through
-// ("with a new token, which it makes by itself before its next write"):
-// an exclusive acquire; when that returns Held with the writer's own token,
-// a takeover of its own recorded lease. It then loads every head again and
-// settles its unknown batches from them; if another process holds the
+// Refence makes the fresh acquire, with a new token, through which a fenced
+// writer goes on; the next write calls it by itself. It is an exclusive
+// acquire, and when that returns *hoststore.HeldError with the writer's own
+// token, a takeover of the writer's own lease. It then loads every head again
+// and settles its unknown batches from them; if another process holds the
 // fence, or committed while this one was fenced, the realm stops (an error
 // wrapping ErrStopped). A writer that is not fenced returns nil at once.
 func (w *Writer) Refence(ctx context.Context) error {
@@ -130,8 +130,8 @@ func (w *Writer) refenceLocked(ctx context.Context) error {
 		if held.Holder != old {
 			return w.stop("a fresh acquire found token %d holding the fence (this writer had %d)", held.Holder, old)
 		}
-		// "Core takes over its own recorded lease when a stopped holder
-		// re-acquires and an exclusive acquire returns Held with its own token."
+		// The lease is this writer's own, from before it fenced itself:
+		// take it over.
 		err = w.acquire(ctx, hoststore.Takeover)
 	}
 	if err != nil {
@@ -174,8 +174,8 @@ type Call int
 const (
 	// ModelCall is a check before a model call.
 	ModelCall Call = iota
-	// ToolCall is a check right before a tool call starts, after the
-	// round's pre-tool hooks.
+	// ToolCall is a check at the last moment before a tool call, once the
+	// round's pre-tool hooks have run.
 	ToolCall
 )
 

@@ -13,8 +13,7 @@ type Options struct {
 	// Clock is the writer's own clock; nil means SystemClock().
 	Clock Clock
 	// Takeover makes Open acquire with hoststore.Takeover: an explicit
-	// takeover, which supersedes any holder ("only an explicit takeover
-	// uses AcquireMode::Takeover"). Otherwise Open acquires exclusively
+	// takeover, which ends any holder's lease. Otherwise Open acquires exclusively
 	// and returns the store's *hoststore.HeldError when another holder is
 	// live.
 	Takeover bool
@@ -26,7 +25,8 @@ type Options struct {
 	// means 256 KiB. A change whose commit batch would not fit the limits
 	// has more of its heads chunked, largest first.
 	ChunkThreshold int
-	// Limits are the limits the writer keeps; a zero field is the spec's.
+	// Limits are the limits the writer keeps; a zero field means the
+	// contract's (hoststore.MaxBatchBytes, hoststore.MaxRowBytes).
 	Limits Limits
 	// SweepEvery runs the background sweep of unreferenced chunks every
 	// this long on Clock; 0 runs none (the sweep at Open still runs).
@@ -44,8 +44,8 @@ type Options struct {
 	Unsafe Unsafe
 }
 
-// Limits are the batch and row limits a writer keeps. Values above the
-// spec's constants are refused; lower values make small values need chunks
+// Limits are the batch and row limits a writer keeps. Values above
+// hoststore's constants are refused; lower values make small values need chunks
 // and several batches, which is how tests exercise chunking cheaply.
 type Limits struct {
 	// BatchBytes bounds the heads plus rows of one batch; 0 means
@@ -56,7 +56,7 @@ type Limits struct {
 }
 
 // Unsafe is for tests of harnesses only: each field makes the writer break
-// one of Core's writer rules, so that a chapter that checks the run (not
+// one of the writer rules, so that a chapter that checks the run (not
 // just that it ended) can be shown to catch it. A writer with any field set
 // is not a correct writer and must never drive a real realm.
 type Unsafe struct {

@@ -243,10 +243,9 @@ func (w *Writer) commitUpdates(p *plan) ([]hoststore.ScopeUpdate, error) {
 const sweepBatch = 256
 
 // Sweep deletes every chunk scope that no head refers to and no change in
-// progress is writing ("Core deletes such chunks when it opens the realm
-// and in a background sweep"), in batches, each after the self-fence
-// check, once every batch whose outcome is unknown is settled. Open runs
-// it; Options.SweepEvery runs it in the background.
+// progress is writing, in batches, each after the self-fence check, once every
+// batch whose outcome is unknown is settled. Open runs it; Options.SweepEvery
+// runs it in the background.
 func (w *Writer) Sweep(ctx context.Context) error {
 	w.cmu.Lock()
 	defer w.cmu.Unlock()

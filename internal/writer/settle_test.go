@@ -128,12 +128,12 @@ func TestUnsafeWritersBreakTheirRule(t *testing.T) {
 func TestOptionsAreChecked(t *testing.T) {
 	r := newRealm(t)
 	for name, o := range map[string]Options{
-		"batch over the spec": {Limits: Limits{BatchBytes: hoststore.MaxBatchBytes + 1}},
-		"row over the spec":   {Limits: Limits{RowBytes: hoststore.MaxRowBytes + 1}},
-		"tiny batch":          {Limits: Limits{BatchBytes: 10}},
-		"bad prefix":          {ChunkPrefix: "a\x00"},
-		"long prefix":         {ChunkPrefix: strings.Repeat("p", 450)},
-		"negative sweep":      {SweepEvery: -time.Second},
+		"batch over the limit": {Limits: Limits{BatchBytes: hoststore.MaxBatchBytes + 1}},
+		"row over the limit":   {Limits: Limits{RowBytes: hoststore.MaxRowBytes + 1}},
+		"tiny batch":           {Limits: Limits{BatchBytes: 10}},
+		"bad prefix":           {ChunkPrefix: "a\x00"},
+		"long prefix":          {ChunkPrefix: strings.Repeat("p", 450)},
+		"negative sweep":       {SweepEvery: -time.Second},
 	} {
 		if _, err := Open(ctx, r.handle(), o); err == nil {
 			t.Errorf("%s: Open accepted it", name)

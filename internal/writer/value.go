@@ -12,8 +12,8 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// The layout of what a writer stores, which is its own ("How Core Lays Out
-// A Realm" is informative: a store must not depend on it). Every head a
+// The layout of what a writer stores is its own, and no store may rely on
+// it (docs/host-store-contract.md#writer-rules). Every head a
 // writer writes for its caller is an envelope:
 //
 //	'I' value                        the value inline
@@ -112,7 +112,7 @@ func chunkName(prefix string, digest [sha256.Size]byte, unique string) hoststore
 // ReadValue returns the value a head holds: the inline bytes, or the
 // chunks it refers to read from st, checked against their digest and
 // length. A head no writer wrote, a missing chunk scope and a value that
-// does not match are *FormatError; a store error is answered as it is.
+// does not match are *FormatError; a store error is returned as it is.
 func ReadValue(ctx context.Context, st hoststore.HostStore, head []byte) ([]byte, error) {
 	inline, ref, err := Decode(head)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-// Writer is Core's writer over one HostStore handle: the realm's only
-// writer while it holds the fence. It keeps every rule of the spec's
-// "Core's Writer Rules" (see the package doc). Its methods are safe for
-// concurrent use; writes are serialised.
+// Writer is a realm's writer over one HostStore handle: the realm's only writer
+// while it holds the fence. It keeps every rule of
+// docs/host-store-contract.md#writer-rules (see the package doc). Its methods
+// are safe for concurrent use; writes are serialised.
 type Writer struct {
 	st     hoststore.HostStore
 	opts   Options
@@ -40,7 +40,7 @@ type Writer struct {
 	seq       uint64
 }
 
-// Open starts a writer over st, as Core opens a realm: it acquires the
+// Open starts a writer over st, as a process opens a realm: it acquires the
 // fence (exclusively, or by an explicit takeover when opts.Takeover), loads
 // every head with ListHeads (the bulk load, after the acquire and before
 // any commit), deletes the chunks no head refers to, and starts its
@@ -165,13 +165,13 @@ func (w *Writer) Value(ctx context.Context, s hoststore.ScopeRef) ([]byte, bool,
 	return v, true, err
 }
 
-// ReadRows reads the scope's rows from the store (read_rows).
+// ReadRows returns the scope's rows, read from the store with ReadRows.
 func (w *Writer) ReadRows(ctx context.Context, s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	return w.st.ReadRows(ctx, s, from, limit)
 }
 
-// bulkLoad lists every head of every kind ("Core loads the heads with
-// list_heads after the acquire and before its first commit").
+// bulkLoad lists every head of every kind: the bulk load that follows the
+// acquire and comes before the first commit.
 func (w *Writer) bulkLoad(ctx context.Context) (map[hoststore.ScopeRef]hoststore.VersionedHead, error) {
 	heads := map[hoststore.ScopeRef]hoststore.VersionedHead{}
 	for _, k := range hoststore.AllKinds {
@@ -188,7 +188,7 @@ func (w *Writer) bulkLoad(ctx context.Context) (map[hoststore.ScopeRef]hoststore
 				break
 			}
 			if after != nil && *pg.Next <= *after {
-				return nil, fmt.Errorf("list_heads(%s) answered a next cursor %q that does not move past %q", k, *pg.Next, *after)
+				return nil, fmt.Errorf("ListHeads(%s) returned a next cursor %q that does not move past %q", k, *pg.Next, *after)
 			}
 			n := *pg.Next
 			after = &n

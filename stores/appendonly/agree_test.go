@@ -13,7 +13,7 @@ import (
 // (batches racing for one version, stale writers after takeovers, deletes,
 // batches built on losers) from a fixed seed, and checks that the one-scope
 // load (which replays the scope's part of the log) and the listing (which
-// replays all of it) answer the same for every scope, from two handles.
+// replays all of it) return the same for every scope, from two handles.
 func TestLoadsAgreeWithListing(t *testing.T) {
 	ctx := t.Context()
 	f, err := appendonly.NewRealm(ctx, t.TempDir())

@@ -13,8 +13,8 @@ import (
 	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
-// maxRequestBytes bounds the row data of one INSERT request ("Request
-// size" in the spec: at most 7 MiB each as sent).
+// maxRequestBytes bounds the row data of one INSERT request: 7 MiB, so
+// that a full 8 MiB batch is split (see the package doc, "Commit").
 const maxRequestBytes = 7 << 20
 
 // maxRequestRows bounds the rows of one INSERT request, well within
@@ -24,9 +24,10 @@ const maxRequestRows = 1000
 // Commit appends the batch: its updates and rows, each INSERT in its own
 // autocommit statement, then its marker, the commit point. nil means the
 // marker is durable (synchronous=FULL); a load may still hide the batch
-// (fenced out, or losing a version race), as the spec allows. A commit id
-// that already has a marker returns nil without writing anything. A token
-// never issued is *hoststore.InvalidError. See the package doc for the
+// (fenced out, or losing a version race), since this store keeps
+// obligations 4 and 5 at load. A commit id that already has a marker
+// returns nil and writes nothing. A token never issued returns
+// *hoststore.InvalidError. See the package doc for the
 // failpoint sites and the error mapping.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	octx, done, err := s.db.Call(ctx, "commit", sqlitedb.Batch(b))
@@ -152,8 +153,8 @@ func (s *Store) appendMarker(ctx, octx context.Context, b *hoststore.CommitBatch
 }
 
 // clampIndex stores a row index as an SQLite integer. An index above the
-// largest one is past every end a scope can reach, where truncate_after and
-// drop_before act as at the largest, so clamping keeps their meaning.
+// largest one is past every end a scope can reach, where TruncateAfter and
+// DropBefore act as at the largest, so clamping keeps their meaning.
 func clampIndex(i uint64) int64 {
 	if i > math.MaxInt64 {
 		return math.MaxInt64

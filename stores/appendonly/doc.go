@@ -1,8 +1,13 @@
-// Package appendonly is a Host Store SPI store of the spec's append-only
-// shape ("Mapping Onto A Database": no updates, no transactions), backed by
-// one local SQLite file through modernc.org/sqlite (driver "sqlite"). It
-// uses the public API of conform only (package hoststore, and instore.At for
-// the three in-store failpoints), as a third party would.
+// Package appendonly provides a host store that keeps each realm as an
+// append-only log in one local SQLite file. It keeps obligations 4 and 5 at
+// load, by resolving the log, instead of refusing at commit
+// (docs/host-store-contract.md#ob-4, #ob-5). Use it as a worked example of
+// a store on a backend without updates or transactions, or to see that the
+// harness accepts those ways.
+//
+// It is built on modernc.org/sqlite (driver "sqlite") and on the public API
+// of conform only (package hoststore, and instore.At for the three in-store
+// failpoints), as a third party would write it.
 //
 // The store never runs UPDATE or DELETE, and no transaction spans a batch:
 // every write is one INSERT in its own autocommit statement. SQLite
@@ -28,9 +33,9 @@
 //     rows it appends; it is what lets a load number them.
 //   - rows_log(commit_id, kind, name, idx, data): the appended rows, tagged
 //     with the commit id. idx is the row's ordinal within its update's
-//     append list, not its final index: Core does not send indices, and the
-//     first appended row "takes the end index left after any truncation",
-//     which only a load that replays the scope's chain knows. The natural
+//     append list, not its final index: the writer sends no indices, and
+//     the first appended row gets the end index that the update's removals
+//     leave, which only a load that replays the scope's chain knows. The natural
 //     key (commit_id, kind, name, idx) is the row's insert id: a retried
 //     insert may write a row twice, and loads keep one copy.
 //   - markers(seq, commit_id, token): one row closes a batch; its seq is the
@@ -49,25 +54,26 @@
 // statement at a time, holding its write lock from the statement's start,
 // so seqs are unique, increase in the order the rows land, and are assigned
 // by the database, never by a writer's clock. A marker's seq is the batch's
-// commit point (obligation 5: "the store's own server-assigned commit
-// order"); a fence row's seq says which commit points come after an
-// acquire. Ties cannot occur.
+// commit point (docs/host-store-contract.md#ob-5); a fence row's seq says
+// which commit points come after an acquire. Ties cannot occur.
 //
 // # Commit
 //
-// A commit appends every update of the batch, then its rows (in INSERT
-// requests of at most 7 MiB of row data each, as the spec's "Request size"
-// advises), then the marker, last. instore.CommitLocked sits before the first
-// insert (this store takes no lock: "its locks" are none),
+// A commit appends every update of the batch, then its rows, then the
+// marker, last. Rows go in INSERT requests of at most 7 MiB of row data
+// each, a size a backend with request limits, such as a streaming insert
+// API, would need. instore.CommitLocked sits before the first insert (this
+// store takes no lock, so at that site it holds none),
 // instore.CommitBeforePoint just before the marker insert and
-// instore.CommitAfterPoint just after it. A busy insert is retried up to six
-// times with jittered backoff (the spec's "Retries"). Before writing, a
-// commit id that already has a marker returns nil at once (obligation 3),
-// and a token never issued (0 or above the highest) returns
-// *hoststore.InvalidError. The commit never returns Conflict or FencedOut:
-// it returns nil once the marker is written, even for a batch that a load
-// will hide, because obligations 4 and 5 are met at load, as the spec
-// allows ("Core treats both the same way").
+// instore.CommitAfterPoint just after it. A busy insert is tried up to six
+// times in all, with jittered backoff; the insert ids below make a repeated
+// insert harmless. Before writing, a commit id that already has a marker
+// returns nil at once (obligation 3), and a token never issued (0 or above
+// the highest) returns *hoststore.InvalidError. The commit never returns
+// *hoststore.ConflictError or *hoststore.FencedOutError: it returns nil once
+// the marker is written, even for a batch that a load will hide, because
+// obligations 4 and 5 are kept at load. The writer cannot tell the two ways
+// apart (docs/host-store-contract.md#ob-5).
 //
 // # Load
 //
@@ -85,8 +91,8 @@
 //  1. committed batches: those with a marker; a commit id with several
 //     markers (a retried commit) keeps its first, lowest-seq marker, and its
 //     update rows and row rows written twice collapse to one copy;
-//  2. fencing: a batch whose token is below the highest token of any acquire
-//     row ordered before its marker is invisible (obligation 5);
+//  2. fencing: a batch is invisible when some acquire row ordered before
+//     its marker carries a higher token than the batch (obligation 5);
 //  3. one version chain per scope (obligation 4): per scope, from the
 //     absent state up, among the remaining batches whose update of the scope
 //     has previous equal to the current version, the one with the highest
@@ -94,22 +100,21 @@
 //     A delete ends the chain. Every batch that is not on the chain of every
 //     scope it writes (it lost, or its previous was never reached) is
 //     removed, and the chains are resolved again, until nothing is removed:
-//     a batch that loses in one scope is invisible in all of them. The rule
-//     depends only on the set of committed batches, so every load resolves
-//     it the same way; a lower token never beats a higher one at the same
-//     version;
-//  4. the scope's visible state replays its chain: truncate_after,
-//     drop_before, append, head, in that order; removed rows stay in the
+//     a batch that loses anywhere is gone everywhere. The rule depends
+//     only on the set of committed batches, so every load reaches the same
+//     result, and at one version the higher token always wins;
+//  4. the scope's visible state replays its chain: TruncateAfter,
+//     DropBefore, Append, Head, in that order; removed rows stay in the
 //     log as written and are masked by the visible range [start, end)
 //     (tombstones, obligation 6).
 //
-// The per-call replay is fine for the chapter's sizes (a listing of a few
+// The per-call replay is fine for the harness's sizes (a listing of a few
 // thousand batches replays in milliseconds); a production store would
 // cache resolved prefixes of the log. Heads and rows are fetched only for
 // what the load returns. A batch that lost only to a batch that is itself
 // invisible stays invisible too: the rule removes every off-chain batch of a
-// round at once, which is stricter than needed but fixed, and Core never
-// writes two batches for one version anyway.
+// round at once, which is stricter than needed but fixed; a correct writer
+// never puts two batches on one version anyway.
 //
 // # Fence and clock
 //

@@ -58,8 +58,8 @@ var (
 	_ io.Closer                  = (*Factory)(nil)
 )
 
-// New makes the factory of the realm in the file at path, creating the file
-// and its tables when absent (an existing file is used as it stands). The
+// New returns the factory of the realm in the file at path, creating the
+// file and its tables when absent (an existing file is used as it stands). The
 // path must not contain '?' and must not start with "file:".
 func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
 	file, err := sqlitedb.New(ctx, flavor, path, opts)
@@ -69,9 +69,9 @@ func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
 	return &Factory{file: file}, nil
 }
 
-// NewRealm makes a fresh, empty realm in a new file inside dir (for example
-// a test's t.TempDir()). The factory owns the file: Close removes it. A
-// failed NewRealm leaves nothing in dir.
+// NewRealm returns the factory of a fresh, empty realm in a new file inside dir
+// (for example a test's t.TempDir()). The factory owns the file: Close removes
+// it. A failed NewRealm leaves nothing in dir.
 func NewRealm(ctx context.Context, dir string, opts ...Option) (*Factory, error) {
 	file, err := sqlitedb.NewRealm(ctx, flavor, dir, opts)
 	if err != nil {
@@ -95,15 +95,15 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 // appendonly+sqlite:PATH or appendonly+sqlite://PATH.
 func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
-// Path is the absolute path of the realm's database file.
+// Path returns the absolute path of the realm's database file.
 func (f *Factory) Path() string { return f.file.Path() }
 
-// FenceTiming is the timing every handle of the realm declares.
+// FenceTiming returns the timing every handle of the realm declares.
 func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.file.Config().Timing }
 
 // Close ends the factory: it kills every handle of the factory still open
 // (as Store.Kill does; the harness closes its handles first) and makes later
-// Opens answer *hoststore.UnavailableError. When NewRealm made the realm,
+// Opens return *hoststore.UnavailableError. When NewRealm made the realm,
 // Close removes the database file and its companions (-wal, -shm,
 // -journal); a file named to New or OpenURL stays. It returns the error of
 // a removal that failed (a later Close tries again), else nil; Close after
@@ -155,20 +155,21 @@ CREATE TABLE IF NOT EXISTS clock (
 );
 `
 
-// Open is a new process over the realm: new pools over the file that share
-// nothing with earlier handles. It returns *hoststore.UnavailableError when
-// the file cannot be opened or the factory is closed, or ctx.Err().
+// Open returns a new handle, a new process on the realm: new pools over the
+// file that share nothing with earlier handles. It returns
+// *hoststore.UnavailableError when the file cannot be opened or the factory is
+// closed, or ctx.Err().
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }
 
-// OpenStore is Open with the concrete type, for callers that want Kill and
-// Close without a type assertion.
+// OpenStore returns what Open returns, as a *Store, for callers that want Kill
+// and Close without a type assertion.
 func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 	return openStore(ctx, f)
 }
 
-// LapseFenceLeases lets every recorded lease run out by appending a clock
+// LapseFenceLeases ends every recorded lease by appending a clock
 // row whose offset puts "now" just past the latest recorded lease expiry
 // (nothing sleeps). It returns *hoststore.UnavailableError or ctx.Err() on
 // failure.

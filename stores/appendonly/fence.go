@@ -52,9 +52,9 @@ func (s *Store) holder(ctx context.Context) (tok hoststore.FenceToken, expiry, n
 const acquireAttempts = 3
 
 // AcquireFence appends an acquire row with the next token, in one
-// conditional INSERT, and reads it back. Exclusive with a live holder
-// returns *hoststore.HeldError; Takeover supersedes any holder and reports
-// what remained of a live holder's lease.
+// conditional INSERT, and reads it back. With Exclusive it returns
+// *hoststore.HeldError while another lease is live; with Takeover it always
+// issues a token and returns what was left of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 }
 
 // granted reads back the acquire row at seq, and the rows ordered before
-// it, to answer the grant: the new token and what remained of the lease of
+// it, to build the grant: the new token and what remained of the lease of
 // the holder it superseded.
 func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.FenceGrant, error) {
 	var tok, expiry, prevTok, prevExpiry int64
@@ -120,8 +120,8 @@ func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.
 }
 
 // RenewFence appends a lease row for token from now, in one INSERT that
-// lands only while token is the highest, also when its last lease lapsed.
-// A token never issued (0 or above the highest) is
+// lands only while token is the highest, also after its lease ran out. A
+// token never issued (0 or above the highest) returns
 // *hoststore.InvalidError; a superseded one *hoststore.FencedOutError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	octx, done, err := s.db.Call(ctx, "renew")
@@ -152,7 +152,7 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	return &hoststore.FencedOutError{Current: top}
 }
 
-// lapse appends a clock row that lets every recorded lease run out.
+// lapse appends a clock row that ends every recorded lease.
 func (s *Store) lapse(ctx context.Context) error {
 	octx, done := s.db.Op(ctx)
 	defer done()

@@ -178,7 +178,7 @@ func fenced(m logMarker, acquires []logAcquire) bool {
 	return false
 }
 
-// query runs a read and calls row for every row of its answer.
+// query runs a read and calls row for every row it returns.
 func (s *Store) query(ctx context.Context, q string, args []any, row func(*sql.Rows) error) error {
 	rows, err := s.db.Read.QueryContext(ctx, q, args...)
 	if err != nil {

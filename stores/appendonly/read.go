@@ -22,8 +22,9 @@ func (s *Store) head(ctx context.Context, ref hoststore.ScopeRef, id hoststore.C
 	return sqlitedb.NonNil(head), nil
 }
 
-// LoadHead returns the scope's visible head, or nil, nil when the scope was
-// never created, was deleted, or only batches a load hides wrote it.
+// LoadHead returns the scope's visible head, or nil, nil when the scope
+// does not exist: never created, deleted, or written only by batches a load
+// hides.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	octx, done, err := s.db.Call(ctx, "load head", scope.Validate())
 	if err != nil {
@@ -44,10 +45,10 @@ func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hostst
 	return &hoststore.VersionedHead{Version: v.version, CommitID: v.id, Head: head}, nil
 }
 
-// ListHeads returns the visible scopes of kind whose names sort after
-// after, in byte order of their names, each with its visible head, at most
-// limit. Next is the last name returned when more follow, nil when the
-// listing has ended. limit <= 0 is *hoststore.InvalidError.
+// ListHeads returns up to limit visible scopes of kind with names above
+// *after, in byte order of name, each with its head. Next is the last name
+// on the page when more follow, and nil otherwise. A limit <= 0 returns
+// *hoststore.InvalidError.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	octx, done, err := s.db.Call(ctx, "list heads", sqlitedb.Kind(kind), sqlitedb.Limit(limit))
 	if err != nil {
@@ -84,10 +85,10 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return page, nil
 }
 
-// ReadRows returns the scope's visible rows from index from, in index
-// order, at most limit. A from below the first visible row is
-// *hoststore.InvalidError; a scope that does not exist has no rows; limit
-// <= 0 is *hoststore.InvalidError.
+// ReadRows returns up to limit visible rows of the scope in index order,
+// from index from. A from below the lowest visible index, or a limit <= 0,
+// returns *hoststore.InvalidError; a scope that does not exist returns no
+// rows.
 func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	octx, done, err := s.db.Call(ctx, "read rows", scope.Validate(), sqlitedb.Limit(limit))
 	if err != nil {

@@ -185,8 +185,9 @@ func scopeChain(ref hoststore.ScopeRef, cands []*batch, in map[*batch]bool) []*b
 	}
 }
 
-// replay applies a scope's chain: truncate_after, drop_before, append,
-// head, in that order, as the spec's "Batches" section says.
+// replay applies a scope's chain, each update's parts in their fixed order:
+// TruncateAfter, DropBefore, Append, Head
+// (docs/host-store-contract.md#batches).
 func replay(ref hoststore.ScopeRef, chain []*batch) *view {
 	v := &view{}
 	for _, b := range chain {

@@ -33,21 +33,21 @@ func openStore(ctx context.Context, f *Factory) (*Store, error) {
 	return &Store{f: f, db: db}, nil
 }
 
-// FenceTiming is the timing the store declares and records leases with.
+// FenceTiming returns the timing the store declares and records leases
+// with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.FenceTiming() }
 
 // Kill drops the handle as a dying process would: every call in flight is
 // cancelled (SQLite interrupts its statement; an insert that has not run
-// never runs) and both pools are closed. Later calls answer
+// never runs) and both pools are closed. Later calls return
 // *hoststore.UnavailableError.
 func (s *Store) Kill() { s.db.Kill() }
 
-// Close closes the handle gracefully. Later calls answer
+// Close closes the handle gracefully. Later calls return
 // *hoststore.UnavailableError.
 func (s *Store) Close() error { return s.db.Close() }
 
-// insertAttempts bounds the tries of one insert ("Retries" in the spec:
-// one store needed up to six).
+// insertAttempts bounds the tries of one insert while SQLite reports busy.
 const insertAttempts = 6
 
 // insert runs one INSERT in its own autocommit statement on the write pool,

@@ -20,7 +20,7 @@ type scopeRow struct {
 // live reports whether the scope is visible.
 func (r scopeRow) live() bool { return r.exists && !r.deleted }
 
-// current is the version a Conflict reports: nil when the scope does not
+// current is the version a *ConflictError reports: nil when the scope does not
 // exist or was deleted.
 func (r scopeRow) current() *hoststore.ScopeVersion {
 	if !r.live() {
@@ -46,7 +46,8 @@ type step struct {
 // against the scopes' states cur (aligned with ups): first, in update
 // order, an update whose Previous is not the scope's version (nil: absent
 // or deleted) is *ConflictError{Scope, Current}; then a create of a deleted
-// name is *InvalidError ("a store may refuse such a create as Invalid").
+// name is *InvalidError, a refusal the contract allows
+// (docs/host-store-contract.md#edges).
 func checkUpdates(ups []hoststore.ScopeUpdate, cur []scopeRow) error {
 	for i, u := range ups {
 		st := cur[i]
@@ -63,8 +64,8 @@ func checkUpdates(ups []hoststore.ScopeUpdate, cur []scopeRow) error {
 }
 
 // plan returns what u does to a scope in state cur, which checkUpdates
-// accepted. The parts apply in the spec's order: truncate_after,
-// drop_before, append, head.
+// accepted. The parts apply in their fixed order: TruncateAfter,
+// DropBefore, Append, Head (docs/host-store-contract.md#batches).
 func plan(cur scopeRow, u hoststore.ScopeUpdate) step {
 	st := step{u: u, before: cur}
 	n := scopeRow{exists: true, version: int64(u.Next)}
@@ -75,15 +76,16 @@ func plan(cur scopeRow, u hoststore.ScopeUpdate) step {
 		n.deleted = true
 		n.start = n.end
 	}
-	// truncate_after t: rows at or past t go; at or past the end nothing does.
+	// TruncateAfter t: rows at index t and above go; a t at or past the end
+	// removes nothing.
 	if u.TruncateAfter != nil {
 		if t := clampIndex(*u.TruncateAfter); t < n.end {
 			n.end = t
 			n.start = min(n.start, t)
 		}
 	}
-	// drop_before d: rows below d go without renumbering; past the end
-	// every row goes and the end index stays.
+	// DropBefore d: rows below index d go and the rest keep their indices;
+	// a d past the end removes every row and leaves the end alone.
 	if u.DropBefore != nil {
 		if d := clampIndex(*u.DropBefore); d > n.start {
 			n.start = min(d, n.end)
@@ -92,7 +94,7 @@ func plan(cur scopeRow, u hoststore.ScopeUpdate) step {
 	if cur.exists && (n.start > cur.start || n.end < cur.end) && cur.end > cur.start {
 		st.remove, st.dropBelow, st.dropFrom = true, n.start, n.end
 	}
-	// append: the first row takes the end index left after the removals.
+	// Append: the first new row gets the end index the removals left.
 	st.appendAt = n.end
 	n.end += int64(len(u.Append))
 	st.after = n

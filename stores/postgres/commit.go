@@ -74,8 +74,8 @@ func (e *errRetry) Error() string { return "retryable: " + e.cause.Error() }
 //   - BEGIN; lock the batch's scope rows FOR UPDATE in (kind, name) order;
 //     read whether the commit id landed and the realm's highest token;
 //   - instore.CommitLocked;
-//   - a commit id that landed returns nil and acts never (it is read after
-//     the scope locks, so a retry racing its first send waits for it);
+//   - a commit id that landed returns nil and changes nothing (it is read
+//     after the scope locks, so a retry racing its first send waits for it);
 //   - a token below the highest is *FencedOutError, one never issued
 //     *InvalidError; a wrong Previous *ConflictError; a create of a deleted
 //     name *InvalidError (checkUpdates);

@@ -1,11 +1,18 @@
-// Package postgres is a Host Store SPI store over PostgreSQL, in the
-// spec's "transactional database" shape ("Mapping Onto A Database"): each
-// batch commits in one transaction that checks each update's previous
-// version and the batch's token and refuses with Conflict or FencedOut; the
-// commit id is recorded with the versions, so a retry of a landed batch
-// returns nil; the fence token and its lease expiry, on the database's clock,
-// live in a row of their own. It uses only the public API (hoststore, and
-// instore.At for the three in-store failpoints), as a third party would.
+// Package postgres provides a host store that keeps realms in a PostgreSQL
+// database, many realms side by side. Use it to run a realm on a shared
+// server, or as a worked example of a transactional store on a database
+// with row locks (docs/host-store-contract.md#in-store-failpoints).
+//
+// Each batch commits in one transaction. The transaction compares every
+// update's Previous with the stored version and the batch's token with the
+// realm's highest, and refuses with *hoststore.ConflictError or
+// *hoststore.FencedOutError, so obligations 4 and 5 hold at commit. It
+// records the commit id next to the versions, so that sending a landed
+// batch again returns nil. The realm's highest token and its holder's
+// lease expiry, measured on the database's clock, sit in a table of their
+// own. The store uses only the
+// public API of conform (hoststore, and instore.At for the three in-store
+// failpoints), as a third party would.
 //
 // # Layout
 //
@@ -24,7 +31,7 @@
 //     scope keeps a tombstone (deleted = true), so that a create of its name
 //     is refused as *InvalidError;
 //   - conform_rows (realm, kind, name, idx, data): rows, keyed by their stable
-//     index; truncate_after, drop_before and delete remove rows in the same
+//     index; TruncateAfter, DropBefore and Delete remove rows in the same
 //     transaction as their batch (obligation 6);
 //   - conform_commits (realm, commit_id, token): every landed commit id.
 //
@@ -32,19 +39,19 @@
 // by Factory.Close: every row of it, in one transaction, after the handles
 // still open are killed. A realm the caller named stays.
 //
-// Names are bytea, so indexes and ORDER BY compare them byte by byte, which
-// is the listing order the spec asks ("in name order by the bytes of their
-// names"); no locale collation is involved anywhere.
+// Names are bytea, so indexes and ORDER BY compare them byte by byte, the
+// order ListHeads must follow (docs/host-store-contract.md#op-list-heads);
+// no locale collation is involved anywhere.
 //
 // # Commit point, fencing and independence
 //
 // A commit's commit point is its COMMIT. Commits run at READ COMMITTED and
 // lock only their own scope rows (SELECT ... FOR UPDATE, in (kind, name)
 // order, so two batches never deadlock on them). They read the fence row
-// with no row lock. The fence ("After a token is acquired, a batch carrying
-// a lower token whose commit point comes later never becomes visible";
-// "Every batch whose commit point comes before the acquire stays visible")
-// is enforced with one advisory lock per realm, the fence lock:
+// with no row lock. Fencing (docs/host-store-contract.md#ob-5: a stale
+// batch whose commit point follows an acquire stays invisible, a batch
+// whose commit point precedes it stays visible) rests on one advisory lock
+// per realm, the fence lock:
 //
 //   - AcquireFence takes it in exclusive mode (pg_advisory_xact_lock) for its
 //     whole transaction: it reads the fence row, issues token+1, COMMITs;
@@ -63,33 +70,33 @@
 // interleave otherwise, since exclusive and shared modes conflict. Ties do
 // not arise: the lock totally orders each commit against each acquire.
 //
-// Why it is not a realm-wide lock on the commit path ("Independence"). The
-// shared mode never conflicts with itself, so commits never wait for each
-// other on it, only for an acquire, which is short and off the hot path. It
-// is held only from the start of the last round trip to the end of COMMIT:
-// never across a client round trip, and never while a commit is held at a
-// failpoint (CommitLocked and CommitBeforePoint come before it is taken,
-// CommitAfterPoint after it is released). So a commit held in flight holds
-// up neither another scope's commit, nor an acquire, nor a renew (which
-// updates the fence row, which commits never lock), nor a load or listing
-// (single statements over committed data, no locks). This is why the fence
-// row itself is not locked by commits: SELECT ... FOR SHARE on it at the
-// start would make a takeover's UPDATE wait for every commit in flight,
-// held ones included, and SELECT ... FOR KEY SHARE would not conflict with
-// the UPDATE at all (a non-key update takes FOR NO KEY UPDATE), so it would
-// not order C against A. A row share lock is also written into the tuple
-// (a MultiXact with many commits), a write on every commit; the advisory
-// lock lives in the lock manager only.
+// Why it is not a realm-wide lock on the commit path
+// (docs/host-store-contract.md#ob-8). The shared mode never conflicts with
+// itself, so commits never wait for each other on it, only for an acquire,
+// which is short and off the hot path. It is held only from the start of the
+// last round trip to the end of COMMIT: never across a client round trip, and
+// never while a commit is held at a failpoint (CommitLocked and
+// CommitBeforePoint come before it is taken, CommitAfterPoint after it is
+// released). So a commit held in flight holds up neither another scope's
+// commit, nor an acquire, nor a renew (which updates the fence row, which
+// commits never lock), nor a load or listing (single statements over committed
+// data, no locks). This is why the fence row itself is not locked by commits:
+// SELECT ... FOR SHARE on it at the start would make a takeover's UPDATE wait
+// for every commit in flight, held ones included, and SELECT ... FOR KEY SHARE
+// would not conflict with the UPDATE at all (a non-key update takes FOR NO KEY
+// UPDATE), so it would not order C against A. A row share lock is also written
+// into the tuple (a MultiXact with many commits), a write on every commit; the
+// advisory lock lives in the lock manager only.
 //
 // The early token check right after the scope locks is only a fast refusal:
 // correctness rests on the check under the fence lock.
 //
-// Idempotent retry ("A commit id that already landed returns nil without
-// acting again"): the commit id is looked up after the scope rows are
-// locked, so a retry racing its first send waits for it and then sees it. A
-// concurrent create of the same scope or a concurrent send of the same
-// commit id that loses the race meets a unique violation; nothing was
-// applied, and the transaction simply runs again and sees the winner.
+// Idempotent retry (docs/host-store-contract.md#ob-3): the commit id is looked
+// up after the scope rows are locked, so a retry racing its first send waits
+// for it and then sees it. A concurrent create of the same scope or a
+// concurrent send of the same commit id that loses the race meets a unique
+// violation; nothing was applied, and the transaction simply runs again and
+// sees the winner.
 //
 // # Failpoints
 //
@@ -108,12 +115,12 @@
 // context ending ctx.Err(). A server error reply within the last round trip
 // applies nothing either. A lost answer to it (the connection broke, the
 // handle was killed, the context ended while COMMIT was in flight) is
-// *IndeterminateError: the batch may have landed. Core settles it by
-// loading the head or retrying the batch.
+// *IndeterminateError: the batch may have landed. The writer settles it by
+// loading the head or sending the batch again.
 //
-// Durability ("Ok means durable") is the server's: a commit returns nil once
-// the server acknowledged its COMMIT, which with PostgreSQL's defaults
-// (synchronous_commit = on, fsync = on) means flushed to disk. The
+// Durability (docs/host-store-contract.md#ob-2) is the server's: a commit
+// returns nil once the server acknowledged its COMMIT, which with PostgreSQL's
+// defaults (synchronous_commit = on, fsync = on) means flushed to disk. The
 // throwaway test server of scripts/pg.sh turns fsync off for speed; that
 // changes nothing the tests can observe, since they never crash the server.
 //

@@ -57,7 +57,7 @@ func unknown(ctx context.Context, op string, err error) error {
 	return &hoststore.IndeterminateError{Detail: fmt.Sprintf("postgres %s: the outcome is unknown: %v", op, err)}
 }
 
-// sqlState returns err's SQLSTATE, or "" when the server did not answer one.
+// sqlState returns err's SQLSTATE, or "" when the server sent none.
 func sqlState(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -91,7 +91,7 @@ var (
 // NewRealm made.
 const CloseTimeout = 10 * time.Second
 
-// New makes the factory of cfg's realm: it creates the shared tables when
+// New returns the factory of cfg's realm: it creates the shared tables when
 // absent (once per database, under an advisory lock) and the realm's own
 // rows when absent. An existing realm is used as it stands, and Close
 // leaves the realm in place.
@@ -132,7 +132,7 @@ func newFactory(ctx context.Context, cfg Config, owned bool) (*Factory, error) {
 	return f, nil
 }
 
-// NewRealm makes a factory over a fresh, empty realm with a random id in the
+// NewRealm returns a factory over a fresh, empty realm with a random id in the
 // database that url names (the form of OpenURL; a realm parameter there is
 // refused, since the realm is made here). The factory owns the realm: Close
 // deletes it.
@@ -155,8 +155,8 @@ func RandomRealm() string {
 	return "r-" + hex.EncodeToString(b[:])
 }
 
-// OpenURL opens the realm that url names, for the CLI. The form is a libpq
-// URL with this store's parameters added, which are removed before
+// OpenURL opens the realm that url names, as the conform command does. The form
+// is a libpq URL with this store's parameters added, which are removed before
 // connecting:
 //
 //	postgres://USER@HOST:PORT/DB?sslmode=disable&realm=NAME
@@ -229,20 +229,20 @@ func checkRealm(r string) error {
 	return nil
 }
 
-// Realm is the realm id this factory serves.
+// Realm returns the realm id this factory serves.
 func (f *Factory) Realm() string { return f.realm }
 
-// FenceTiming is the timing the factory's handles declare.
+// FenceTiming returns the timing the factory's handles declare.
 func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.timing }
 
-// Open is a new process over the realm: a new handle with a connection pool
-// of its own, which shares nothing with earlier handles. It dials nothing
+// Open returns a new handle, a new process on the realm, with a connection
+// pool of its own; it shares nothing with earlier handles. It dials nothing
 // until the first call. After Close it returns *hoststore.UnavailableError.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }
 
-// OpenStore is Open with the concrete type.
+// OpenStore returns what Open returns, as a *Store.
 func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -273,7 +273,7 @@ func (f *Factory) Owned() bool { return f.owned }
 
 // Close ends the factory. It kills every handle of the factory still open,
 // as Store.Kill does (the harness closes its handles first), and makes
-// later Opens answer *hoststore.UnavailableError. When the factory made its
+// later Opens return *hoststore.UnavailableError. When the factory made its
 // realm (see Owned), Close then deletes every row of the realm, as Drop
 // does, in one transaction bounded by CloseTimeout; a realm the caller named
 // (Config.Realm, or realm=NAME in OpenURL's url) is left as it stands. It
@@ -305,7 +305,7 @@ func (f *Factory) Close() error {
 	return nil
 }
 
-// LapseFenceLeases lets every recorded lease of the realm run out by moving
+// LapseFenceLeases ends every recorded lease of the realm by moving
 // the realm's clock offset (which every lease reading adds to the database
 // clock) just past the recorded lease's expiry. It never moves it back.
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {

@@ -43,20 +43,19 @@ const sqlLapse = `UPDATE conform_realms r
 	FROM conform_fences f
 	WHERE r.realm = $1 AND f.realm = $1 AND f.lease_until IS NOT NULL`
 
-// AcquireFence issues a token higher than any before in the realm and
-// records the new holder's lease, in one transaction that commits before
-// it returns (durably). It first takes the realm's fence lock exclusively
-// (see the package doc): it waits only for commits that are past their
-// last step's start, never for a commit held in flight. Exclusive with a
-// live holder returns *HeldError with what remains of its lease; Takeover
-// supersedes any holder and reports that remainder (zero when none was
-// live). A mode that is not one is *InvalidError. When the COMMIT's answer
-// is lost the outcome is *IndeterminateError.
+// AcquireFence issues the realm's next token and starts its holder's lease, in
+// one transaction that commits, durably, before it returns. It first takes the
+// realm's fence lock exclusively (see the package doc): it waits only for
+// commits that are past their last step's start, never for a commit held in
+// flight. With Exclusive it returns *HeldError while another lease is live;
+// with Takeover it always issues a token and returns what was left of a live
+// holder's lease, or zero. A mode that is neither returns *InvalidError. When
+// the answer to COMMIT is lost it returns *IndeterminateError.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	if mode != hoststore.Exclusive && mode != hoststore.Takeover {
-		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("acquire_fence mode %d is not a mode", uint8(mode))}
+		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: fmt.Sprintf("AcquireFence mode %d is not a mode", uint8(mode))}
 	}
-	c, err := s.get(ctx, "acquire_fence")
+	c, err := s.get(ctx, "AcquireFence")
 	if err != nil {
 		return hoststore.FenceGrant{}, err
 	}
@@ -79,10 +78,10 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 		return br.QueryRow().Scan(&token, &remain)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return hoststore.FenceGrant{}, &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres acquire_fence: realm %q has no fence row (dropped?)", s.f.realm)}
+		return hoststore.FenceGrant{}, &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres AcquireFence: realm %q has no fence row (dropped?)", s.f.realm)}
 	}
 	if err != nil {
-		return hoststore.FenceGrant{}, mapErr(ctx, "acquire_fence", err)
+		return hoststore.FenceGrant{}, mapErr(ctx, "AcquireFence", err)
 	}
 	var live time.Duration
 	if token > 0 && remain != nil && *remain > 0 {
@@ -103,43 +102,43 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 		return err
 	})
 	if err != nil {
-		return hoststore.FenceGrant{}, unknown(ctx, "acquire_fence", err)
+		return hoststore.FenceGrant{}, unknown(ctx, "AcquireFence", err)
 	}
 	return hoststore.FenceGrant{Token: hoststore.FenceToken(issued), SupersededLease: live}, nil
 }
 
-// RenewFence records a new lease from now for the holder of token, also when
-// its last lease lapsed, when token still is the highest. A higher token
-// returns *FencedOutError{Current}; a token never issued (0 or above the
-// highest) *InvalidError. It takes no lock a commit holds. When the
-// UPDATE's answer is lost the outcome is *IndeterminateError.
+// RenewFence starts a fresh lease now for the holder of token while token
+// is the highest, also after its lease ran out. A superseded token returns
+// *FencedOutError{Current}; a token never issued (0 or above the highest)
+// *InvalidError. It takes no lock a commit holds. When the answer to its
+// UPDATE is lost it returns *IndeterminateError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	if token == 0 || token > 1<<63-1 {
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew_fence with token %d, which was never issued", token)}
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("RenewFence with token %d, which was never issued", token)}
 	}
-	c, err := s.get(ctx, "renew_fence")
+	c, err := s.get(ctx, "RenewFence")
 	if err != nil {
 		return err
 	}
 	defer s.release(ctx, c)
 	tag, err := c.Exec(ctx, sqlFenceRenew, s.f.realm, int64(token), s.f.timing.Lease().Microseconds())
 	if err != nil {
-		return unknown(ctx, "renew_fence", err)
+		return unknown(ctx, "RenewFence", err)
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
 	var cur int64
 	if err := c.QueryRow(ctx, sqlFenceToken, s.f.realm).Scan(&cur); err != nil {
-		return mapErr(ctx, "renew_fence", err)
+		return mapErr(ctx, "RenewFence", err)
 	}
-	if err := tokenErr("renew_fence", token, cur); err != nil {
+	if err := tokenErr("RenewFence", token, cur); err != nil {
 		return err
 	}
-	return &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres renew_fence: realm %q recorded no lease (dropped?)", s.f.realm)}
+	return &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres RenewFence: realm %q recorded no lease (dropped?)", s.f.realm)}
 }
 
-// tokenErr returns what a token that is not the highest one meets: a
+// tokenErr returns the error for a token that is not the highest: a
 // superseded token *FencedOutError, one never issued *InvalidError; nil
 // for the highest.
 func tokenErr(op string, token hoststore.FenceToken, highest int64) error {

@@ -56,7 +56,7 @@ func TestTakeoverWhileHeld(t *testing.T) {
 			err = <-res
 			if site == instore.CommitAfterPoint {
 				if err != nil {
-					t.Errorf("a commit held after its commit point answered %v, want Ok", err)
+					t.Errorf("a commit held after its commit point answered %v, want nil", err)
 				}
 				wantHead(t, q, a, 2, held.CommitID(), "a2")
 				wantRows(t, q, a, "r0", "r1")
@@ -74,7 +74,7 @@ func TestTakeoverWhileHeld(t *testing.T) {
 
 // TestNoStaleCommitAfterTakeover races a writer committing two-scope
 // batches back to back against a takeover, several times: every batch the
-// old writer got Ok for is visible to the new holder's first load, nothing
+// old writer got nil for is visible to the new holder's first load, nothing
 // of a later one ever shows, and the writer's first refusal is FencedOut.
 func TestNoStaleCommitAfterTakeover(t *testing.T) {
 	f := newRealm(t)
@@ -132,7 +132,7 @@ func TestNoStaleCommitAfterTakeover(t *testing.T) {
 		case fencedOut(r.err) == nil || fencedOut(r.err).Current != g.Token:
 			t.Errorf("round %d: the old writer stopped with %v, want FencedOut{%d}", round, r.err, g.Token)
 		case hx.Version != r.lastOk || hy.Version != r.lastOk:
-			t.Errorf("round %d: the new holder's first load shows x at %d and y at %d; the old writer's last Ok was %d", round, hx.Version, hy.Version, r.lastOk)
+			t.Errorf("round %d: the new holder's first load shows x at %d and y at %d; the old writer's last nil was %d", round, hx.Version, hy.Version, r.lastOk)
 		}
 		for _, ref := range []hoststore.ScopeRef{x, y} {
 			if h, err := q.LoadHead(t.Context(), ref); err != nil || h.Version != r.lastOk {

@@ -17,15 +17,15 @@ import (
 const sqlLoadHead = `SELECT version, commit_id, head FROM conform_scopes
 	WHERE realm = $1 AND kind = $2 AND name = $3 AND NOT deleted`
 
-// LoadHead returns the scope's visible head, or nil, nil when it was never
-// created or was deleted (its tombstone is not visible). A malformed scope
-// is *InvalidError.
+// LoadHead returns the scope's visible head, or nil, nil when the scope does
+// not exist: never created, or deleted (its tombstone is not visible). A
+// malformed scope is *InvalidError.
 func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	if err := checkScope("load_head", ref); err != nil {
+	if err := checkScope("LoadHead", ref); err != nil {
 		return nil, err
 	}
 	var h *hoststore.VersionedHead
-	err := s.query(ctx, "load_head", func(c *conn) error {
+	err := s.query(ctx, "LoadHead", func(c *conn) error {
 		var (
 			v    int64
 			id   string
@@ -48,27 +48,27 @@ const sqlListHeads = `SELECT name, version, commit_id, head FROM conform_scopes
 	WHERE realm = $1 AND kind = $2 AND name > $3 AND NOT deleted
 	ORDER BY name LIMIT $4`
 
-// ListHeads returns the visible scopes of kind after after, in byte order
-// of their names (bytea order), at most limit, with Next set to the last
-// name answered when a further visible scope follows. A bad kind, a
-// malformed cursor or a limit <= 0 is *InvalidError.
+// ListHeads returns up to limit visible scopes of kind with names above *after,
+// in byte order of name (bytea order), each with its head. Next is the last
+// name on the page when another visible scope follows, and nil otherwise. A bad
+// kind, a malformed cursor or a limit <= 0 is *InvalidError.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if !kind.Valid() {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads kind %d is not a kind", uint8(kind))}
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads kind %d is not a kind", uint8(kind))}
 	}
 	if limit <= 0 {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads limit %d is not positive", limit)}
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads limit %d is not positive", limit)}
 	}
 	from := []byte{}
 	if after != nil {
 		if err := after.Validate(); err != nil {
-			return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: "list_heads after: " + err.Error()}
+			return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: "ListHeads after: " + err.Error()}
 		}
 		from = []byte(*after)
 	}
 	lim := clampLimit(limit)
 	var page hoststore.HeadPage
-	err := s.query(ctx, "list_heads", func(c *conn) error {
+	err := s.query(ctx, "ListHeads", func(c *conn) error {
 		page = hoststore.HeadPage{}
 		rows, err := c.Query(ctx, sqlListHeads, s.f.realm, int16(kind), from, lim+1)
 		if err != nil {
@@ -110,19 +110,19 @@ const sqlReadRows = `SELECT s.row_start, s.deleted, r.idx, r.data
 	WHERE s.realm = $1 AND s.kind = $2 AND s.name = $3
 	ORDER BY r.idx`
 
-// ReadRows returns the scope's visible rows from index from, in index
-// order, at most limit, ending early at the scope's end. A scope that does
-// not exist (or was deleted) has no rows; a from below the first visible
-// row, a limit <= 0 or a malformed scope is *InvalidError.
+// ReadRows returns up to limit visible rows of the scope in index order,
+// from index from, fewer only where the scope ends. A scope that does not
+// exist (or was deleted) returns no rows; a from below the lowest visible
+// index, a limit <= 0 or a malformed scope returns *InvalidError.
 func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	if err := checkScope("read_rows", ref); err != nil {
+	if err := checkScope("ReadRows", ref); err != nil {
 		return nil, err
 	}
 	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows limit %d is not positive", limit)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows limit %d is not positive", limit)}
 	}
 	var out []hoststore.Row
-	err := s.query(ctx, "read_rows", func(c *conn) error {
+	err := s.query(ctx, "ReadRows", func(c *conn) error {
 		out = nil
 		rows, err := c.Query(ctx, sqlReadRows, s.f.realm, int16(ref.Kind), []byte(ref.Name), clampIndex(from), clampLimit(limit))
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 				return nil
 			}
 			if from < hoststore.RowIndex(start) {
-				return &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, start)}
+				return &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows from %d is below the first visible row %d", from, start)}
 			}
 			if idx != nil {
 				out = append(out, hoststore.Row{Index: hoststore.RowIndex(*idx), Data: nonNil(data)})

@@ -9,7 +9,7 @@ import (
 
 // TestRetryRacesFirstSend sends one batch from two handles at once: the
 // first is held before its commit point while the second runs. Whatever
-// the race, both answer Ok and the batch acts once. Creating scopes, the
+// the race, both return nil and the batch acts once. Creating scopes, the
 // second lands first and the first meets a unique violation, reruns and
 // finds its commit id landed; updating existing ones, the second waits for
 // the first's row locks and then finds the commit id landed.
@@ -45,11 +45,11 @@ func TestRetryRacesFirstSend(t *testing.T) {
 			}
 			h.Release()
 			if err := <-first; err != nil {
-				t.Errorf("the first send answered %v, want Ok", err)
+				t.Errorf("the first send answered %v, want nil", err)
 			}
 			if existing {
 				if err := <-second; err != nil {
-					t.Errorf("the second send answered %v, want Ok", err)
+					t.Errorf("the second send answered %v, want nil", err)
 				}
 			}
 			r := open(t, f)

@@ -24,11 +24,11 @@ var (
 	_ io.Closer           = (*Store)(nil)
 )
 
-// Realm is the realm id the handle serves.
+// Realm returns the realm id the handle serves.
 func (s *Store) Realm() string { return s.f.realm }
 
-// FenceTiming is the renew interval and lease the store records: its
-// factory's (hoststore.DefaultFenceTiming unless configured).
+// FenceTiming returns the timing the store declares and records leases
+// with: its factory's (hoststore.DefaultFenceTiming unless configured).
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.timing }
 
 // Kill drops every connection of the handle at once, idle or in use, by
@@ -44,7 +44,7 @@ func (s *Store) Kill() {
 
 // Close closes the handle: idle connections are closed now, gracefully;
 // a busy one is closed when its call ends (its transaction is over by
-// then). Later calls answer *hoststore.UnavailableError. Close after Kill
+// then). Later calls return *hoststore.UnavailableError. Close after Kill
 // does nothing.
 func (s *Store) Close() error {
 	s.f.forget(s)

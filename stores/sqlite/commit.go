@@ -41,8 +41,8 @@ func readScope(ctx context.Context, q querier, ref hoststore.ScopeRef) (scopeSta
 	return st, nil
 }
 
-// verdict is what the checks decided about a batch: landed (a retry of a
-// batch that already committed), or refused with a contract error, or
+// verdict is what the checks decided about a batch: landed (its commit id
+// committed before), or refused with a contract error, or
 // admitted with the states of its scopes in the order of its updates.
 type verdict struct {
 	landed bool
@@ -51,8 +51,8 @@ type verdict struct {
 }
 
 // check reads, through q, everything a commit decides on: the commit id
-// (obligation 3), the fence token (obligation 5), and each update's
-// previous against the stored version (obligation 4). Its error is a
+// (obligation 3), the fence token (obligation 5), and the stored version
+// each update's Previous must match (obligation 4). Its error is a
 // backend error; a refusal is in the verdict.
 func check(ctx context.Context, q querier, b *hoststore.CommitBatch) (verdict, error) {
 	var one int
@@ -106,10 +106,10 @@ func admits(id hoststore.CommitID, u hoststore.ScopeUpdate, st scopeState) error
 	return nil
 }
 
-// Commit applies one batch atomically in one short write transaction; see
-// the package doc for the sites of the failpoints and why no lock is held
-// at them. nil means durable (synchronous=FULL). A landed commit id returns
-// nil without acting again. It refuses with *hoststore.ConflictError,
+// Commit applies one batch atomically in one short write transaction; see the
+// package doc for the sites of the failpoints and why no lock is held at them.
+// nil means durable (synchronous=FULL). A commit id that landed before returns
+// nil and changes nothing. It refuses with *hoststore.ConflictError,
 // *hoststore.FencedOutError or *hoststore.InvalidError, returns
 // *hoststore.UnavailableError when nothing was applied and
 // *hoststore.IndeterminateError when COMMIT failed.

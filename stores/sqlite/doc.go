@@ -1,8 +1,11 @@
-// Package sqlite is a Host Store SPI store in one local SQLite file: the
-// spec's "transactional database" shape ("Mapping Onto A Database"), built
-// on modernc.org/sqlite (pure Go, driver name "sqlite") and on the public
-// API of conform only (package hoststore, and instore.At for the three
-// in-store failpoints), as a third party would write it.
+// Package sqlite provides a host store that keeps each realm in one local
+// SQLite file. Use it to run a realm on one machine, to run conform without
+// a server, or as a worked example of a transactional store on an engine
+// with one write lock (docs/host-store-contract.md#in-store-failpoints).
+//
+// It is built on modernc.org/sqlite (pure Go, driver name "sqlite") and on
+// the public API of conform only (package hoststore, and instore.At for the
+// three in-store failpoints), as a third party would write it.
 //
 // # Realm, handles and URL
 //
@@ -12,36 +15,41 @@
 //
 // where PATH names the file (created with its schema when absent; a
 // certifying run wants a path that does not exist yet, since a realm starts
-// empty). Every Factory.Open is a new process: a new pair of *sql.DB pools
-// over the same file that holds nothing of earlier handles. The file runs in
-// journal_mode=WAL with synchronous=FULL (a commit that answered nil survives
-// a crash of the process and of the machine), and busy_timeout makes a
-// connection wait for SQLite's write lock instead of failing at once.
+// empty); NewRealm makes such a file in a directory and removes it on
+// Close. Every Factory.Open is a new process: a new pair of *sql.DB pools
+// over the same file, sharing no state with earlier handles. The file runs
+// in journal_mode=WAL with synchronous=FULL (a commit that returned nil
+// survives a crash of the process and of the machine), and busy_timeout
+// makes a connection wait for SQLite's write lock rather than fail at once.
 //
 // # Commit
 //
-// Each batch commits in one short BEGIN IMMEDIATE … COMMIT transaction
-// that, as the spec asks, records the commit id (table commits), checks the
-// batch's token against the fence row and each update's previous against
-// the stored version, and applies every update. It refuses with
-// *hoststore.ConflictError and *hoststore.FencedOutError: obligations 4 and 5
-// are met at commit. A commit id that already landed returns nil without
-// acting again (obligation 3). A token never issued (0, or above the
-// highest) is *hoststore.InvalidError, and so is a create of a deleted
-// scope's name ("a store may refuse such a create as Invalid").
+// Each batch commits in one short BEGIN IMMEDIATE … COMMIT transaction. In
+// it the store looks up the commit id (table commits), compares the batch's
+// token with the fence row and each update's Previous with the stored
+// version, applies every update and records the commit id. A wrong version
+// returns *hoststore.ConflictError and a stale token
+// *hoststore.FencedOutError, so obligations 4 and 5 hold at commit
+// (docs/host-store-contract.md#ob-4, #ob-5). A commit id found in table
+// commits returns nil and changes nothing (#ob-3). A token never issued (0,
+// or above the highest) returns *hoststore.InvalidError, and so does a
+// create of a name that was deleted, which the contract allows
+// (docs/host-store-contract.md#edges).
 //
 // # What "locks" mean here, and where the failpoints sit
 //
 // SQLite has one database-wide write lock. A write transaction held open at
 // a failpoint would stall every other scope's commit, every acquire and
-// renew, which the spec's independence obligation forbids. So this store
+// renew, and commits of different scopes must not wait for each other
+// (docs/host-store-contract.md#ob-8). So this store
 // never holds the write lock across a failpoint, and takes no lock of its own
 // before it: in-process mutexes would not cross handles (a new Open is a new
 // process), and the write lock itself is held only for the few statements of
 // one batch. The sites are:
 //
 //   - instore.CommitLocked: at the start of the commit, before it checks
-//     anything. No lock is held there ("its locks" are none).
+//     anything. No lock is held there: for this store, the locks that keep
+//     other commits of its scopes out are none.
 //   - the precheck: one read-only snapshot (WAL readers never wait for the
 //     writer) returns a landed commit id, a token never issued, a superseded
 //     token or a version mismatch early, without taking the write lock.

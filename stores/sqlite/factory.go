@@ -59,9 +59,9 @@ var (
 	_ io.Closer                  = (*Factory)(nil)
 )
 
-// New makes the factory of the realm in the file at path, creating the file
-// and its schema when absent (an existing file is used as it stands). The
-// path must not contain '?' and must not start with "file:".
+// New returns the factory of the realm in the file at path, creating the file
+// and its schema when absent (an existing file is used as it stands). The path
+// must not contain '?' and must not start with "file:".
 func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
 	file, err := sqlitedb.New(ctx, flavor, path, opts)
 	if err != nil {
@@ -70,9 +70,9 @@ func New(ctx context.Context, path string, opts ...Option) (*Factory, error) {
 	return &Factory{file: file}, nil
 }
 
-// NewRealm makes a fresh, empty realm in a new file inside dir (for example
-// a test's t.TempDir()). The factory owns the file: Close removes it. A
-// failed NewRealm leaves nothing in dir.
+// NewRealm returns the factory of a fresh, empty realm in a new file inside dir
+// (for example a test's t.TempDir()). The factory owns the file: Close removes
+// it. A failed NewRealm leaves nothing in dir.
 func NewRealm(ctx context.Context, dir string, opts ...Option) (*Factory, error) {
 	file, err := sqlitedb.NewRealm(ctx, flavor, dir, opts)
 	if err != nil {
@@ -95,15 +95,15 @@ func OpenURL(ctx context.Context, url string) (hoststore.HostStoreFactory, error
 // sqlite://PATH.
 func ParseURL(u string) (string, error) { return flavor.ParseURL(u) }
 
-// Path is the absolute path of the realm's database file.
+// Path returns the absolute path of the realm's database file.
 func (f *Factory) Path() string { return f.file.Path() }
 
-// FenceTiming is the timing every handle of the realm declares.
+// FenceTiming returns the timing every handle of the realm declares.
 func (f *Factory) FenceTiming() hoststore.FenceTiming { return f.file.Config().Timing }
 
 // Close ends the factory: it kills every handle of the factory still open
 // (as Store.Kill does; the harness closes its handles first) and makes later
-// Opens answer *hoststore.UnavailableError. When NewRealm made the realm,
+// Opens return *hoststore.UnavailableError. When NewRealm made the realm,
 // Close removes the database file and its companions (-wal, -shm,
 // -journal); a file named to New or OpenURL stays. It returns the error of
 // a removal that failed (a later Close tries again), else nil; Close after
@@ -144,20 +144,21 @@ INSERT OR IGNORE INTO fence (id, token, lease_expiry) VALUES (1, 0, 0);
 INSERT OR IGNORE INTO clock (id, offset_ns) VALUES (1, 0);
 `
 
-// Open is a new process over the realm: new pools over the file that share
-// nothing with earlier handles. It returns *hoststore.UnavailableError when
-// the file cannot be opened or the factory is closed, or ctx.Err().
+// Open returns a new handle, a new process on the realm: new pools over the
+// file that share nothing with earlier handles. It returns
+// *hoststore.UnavailableError when the file cannot be opened or the factory is
+// closed, or ctx.Err().
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	return f.OpenStore(ctx)
 }
 
-// OpenStore is Open with the concrete type, for callers that want Kill and
-// Close without a type assertion.
+// OpenStore returns what Open returns, as a *Store, for callers that want Kill
+// and Close without a type assertion.
 func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 	return openStore(ctx, f)
 }
 
-// LapseFenceLeases lets every recorded lease run out by moving the realm's
+// LapseFenceLeases ends every recorded lease by moving the realm's
 // clock offset just past the recorded lease's expiry (nothing sleeps). It
 // returns *hoststore.UnavailableError or ctx.Err() on failure.
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {

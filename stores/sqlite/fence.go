@@ -41,10 +41,10 @@ func (st fenceState) live() (time.Duration, bool) {
 	return time.Duration(st.expiry - st.now), true
 }
 
-// AcquireFence returns the next token and records its lease from now on
-// the realm's clock, in one short write transaction. Exclusive with a live
-// holder returns *hoststore.HeldError; Takeover supersedes any holder and
-// reports what remained of a live holder's lease.
+// AcquireFence issues the next token and starts its lease now on the
+// realm's clock, in one short write transaction. With Exclusive it returns
+// *hoststore.HeldError while another lease is live; with Takeover it always
+// issues a token and returns what was left of a live holder's lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	octx, done, err := s.db.Call(ctx, "acquire", sqlitedb.Mode(mode))
 	if err != nil {
@@ -77,8 +77,8 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 	return hoststore.FenceGrant{Token: next, SupersededLease: remaining}, nil
 }
 
-// RenewFence records a new lease for token from now, also when its last
-// lease lapsed. A token never issued (0 or above the highest) is
+// RenewFence starts a fresh lease now for the holder of token, also after
+// its lease ran out. A token never issued (0 or above the highest) returns
 // *hoststore.InvalidError; a superseded one *hoststore.FencedOutError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	octx, done, err := s.db.Call(ctx, "renew")

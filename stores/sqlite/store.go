@@ -32,17 +32,17 @@ func openStore(ctx context.Context, f *Factory) (*Store, error) {
 	return &Store{f: f, db: db}, nil
 }
 
-// FenceTiming is the timing the store declares and records leases with.
+// FenceTiming returns the timing the store declares and records leases with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.FenceTiming() }
 
 // Kill drops the handle as a dying process would: every call in flight is
 // cancelled (SQLite interrupts its statement; an open transaction is rolled
 // back and its connection discarded), and both pools are closed. Later
-// calls answer *hoststore.UnavailableError.
+// calls return *hoststore.UnavailableError.
 func (s *Store) Kill() { s.db.Kill() }
 
 // Close closes the handle gracefully: calls in flight finish, and their
-// connections close as they are released. Later calls answer
+// connections close as they are released. Later calls return
 // *hoststore.UnavailableError.
 func (s *Store) Close() error { return s.db.Close() }
 

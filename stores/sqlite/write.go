@@ -9,8 +9,8 @@ import (
 )
 
 // write applies every update of b, whose scopes are at states, and records
-// its commit id, all inside tx. Rows removed by truncate_after, drop_before
-// and delete are deleted at once (logical and physical removal coincide).
+// its commit id, all inside tx. Rows removed by TruncateAfter, DropBefore
+// and Delete are deleted at once (logical and physical removal coincide).
 func write(ctx context.Context, tx *sql.Tx, b *hoststore.CommitBatch, states []scopeState) (err error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO rows (kind, name, idx, data) VALUES (?, ?, ?, ?)`)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // Commit applies one batch atomically; nil means it landed. The steps:
 //
-//  1. A commit id that already landed returns nil without acting again.
+//  1. A commit id that already landed returns nil and changes nothing.
 //  2. It takes the lock of every scope it writes, in sorted order (kind,
 //     then name bytes), waiting no longer than ctx or the handle lives.
 //     Commits on other scopes never wait for it.
@@ -103,8 +103,8 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 var at = instore.At
 
 // checkTokenLocked returns *FencedOutError when a token higher than token
-// was acquired ("a batch carrying a lower token whose commit point comes
-// later never becomes visible"), *InvalidError for a token never issued.
+// was acquired, since a stale batch must not become visible after an
+// acquire, and *InvalidError for a token never issued.
 // Called with mu held.
 func (f *Factory) checkTokenLocked(token hoststore.FenceToken) error {
 	switch {

@@ -11,8 +11,8 @@ import (
 	"example.com/thirdparty/memlog"
 )
 
-// The chapter sees a killed handle through conform's wrapper, which returns
-// for it; these tests check memlog's own answers to a kill.
+// The chapter sees a killed handle through conform's wrapper, which speaks
+// for it; these tests check what memlog itself returns around a kill.
 
 var scope = hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}
 

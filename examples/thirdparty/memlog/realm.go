@@ -31,7 +31,7 @@ type Factory struct {
 
 var _ hoststore.HostStoreFactory = (*Factory)(nil)
 
-// NewFactory makes an empty realm with the default fence timing (10 s
+// NewFactory returns an empty realm with the default fence timing (10 s
 // renew interval, 30 s lease).
 func NewFactory() *Factory {
 	return &Factory{
@@ -42,8 +42,8 @@ func NewFactory() *Factory {
 	}
 }
 
-// Open returns a new handle over the realm that holds nothing of the
-// handles before it. It fails only when ctx has ended.
+// Open returns a new handle on the realm, standing for a new process: it
+// shares the realm's data with earlier handles and no state of theirs. It fails only when ctx has ended.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -33,9 +33,9 @@ func (s *scopeState) current() *hoststore.ScopeVersion {
 }
 
 // check returns why u cannot apply to the scope's state s, or nil:
-// *ConflictError when u's previous version is not the scope's current one
-// ("Conflict { scope, current }"), *InvalidError for a create of a deleted
-// name ("a store may refuse such a create as Invalid").
+// *ConflictError when u's Previous is not the scope's current version, and
+// *InvalidError for a create of a deleted name, a refusal the contract
+// allows.
 func check(u *hoststore.ScopeUpdate, s *scopeState) error {
 	switch {
 	case u.Previous == nil && s != nil && s.deleted:
@@ -48,8 +48,8 @@ func check(u *hoststore.ScopeUpdate, s *scopeState) error {
 }
 
 // next returns the state after u, which check accepted against s, written
-// by the batch id. "The parts of an update apply in this order:
-// truncate_after, drop_before, append, head." s is not changed; the new
+// by the batch id. The parts apply in their fixed order: TruncateAfter,
+// DropBefore, Append, Head. s is not changed; the new
 // state shares its row bytes, which nobody changes.
 func next(s *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scopeState {
 	if u.Delete {
@@ -60,9 +60,8 @@ func next(s *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scope
 		*n = *s
 	}
 	n.version, n.commitID = u.Next, id
-	// truncate_after: "Removes every row whose index is at least this one,
-	// so the next appended row takes this index. At or past the end,
-	// nothing is removed."
+	// TruncateAfter t: the rows at index t and above go, and the next new
+	// row gets index t. A t at or past the end changes nothing.
 	if t := u.TruncateAfter; t != nil && *t < n.end {
 		if *t <= n.start {
 			n.rows, n.start = nil, *t
@@ -71,9 +70,8 @@ func next(s *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scope
 		}
 		n.end = *t
 	}
-	// drop_before: "Removes every row whose index is below this one, without
-	// renumbering the rest. Past the end, every row is removed and the end
-	// index stays where it was."
+	// DropBefore d: the rows below index d go; the others keep their
+	// indices. A d past the end empties the scope but keeps its end.
 	if d := u.DropBefore; d != nil && *d > n.start {
 		if *d >= n.end {
 			n.rows, n.start = nil, n.end
@@ -82,8 +80,8 @@ func next(s *scopeState, u *hoststore.ScopeUpdate, id hoststore.CommitID) *scope
 			n.start = *d
 		}
 	}
-	// append: "the first takes the end index left after any truncation".
-	// A fresh array, so that no two states ever write one backing array.
+	// Append: new rows start at the end index the removals left. A fresh
+	// array, so that no two states ever write one backing array.
 	if len(u.Append) > 0 {
 		rows := make([][]byte, 0, len(n.rows)+len(u.Append))
 		rows = append(rows, n.rows...)
@@ -104,15 +102,15 @@ func (s *scopeState) versionedHead() *hoststore.VersionedHead {
 	return &hoststore.VersionedHead{Version: s.version, CommitID: s.commitID, Head: clone(s.head)}
 }
 
-// read returns copies of the visible rows from index from, at most limit.
-// "A from below the first visible row is Invalid. A scope that does not
-// exist has no rows."
+// read returns copies of up to limit visible rows from index from. A from
+// below the lowest visible index is *InvalidError; a missing scope has no
+// rows.
 func (s *scopeState) read(from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if !s.live() {
 		return []hoststore.Row{}, nil
 	}
 	if from < s.start {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows from %d is below the first visible row %d", from, s.start)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows from %d is below the first visible row %d", from, s.start)}
 	}
 	if from >= s.end {
 		return []hoststore.Row{}, nil

@@ -49,36 +49,36 @@ func (s *Store) usable(ctx context.Context) error {
 	return nil
 }
 
-// FenceTiming is the realm's timing: the default 10 s renew interval and
+// FenceTiming returns the realm's timing: the default 10 s renew interval and
 // 30 s lease.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.realm.timing }
 
-// LoadHead returns the scope's visible head, or nil, nil when the scope was
-// never created or was deleted. A malformed scope is *InvalidError.
+// LoadHead returns the scope's visible head, or nil, nil when the scope
+// does not exist (never created, or deleted). A malformed scope is *InvalidError.
 func (s *Store) LoadHead(ctx context.Context, scope hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "load_head: " + err.Error()}
+		return nil, &hoststore.InvalidError{Detail: "LoadHead: " + err.Error()}
 	}
 	return s.realm.state(scope).versionedHead(), nil
 }
 
-// ListHeads returns the visible scopes of kind whose names sort after after
-// (from the first when nil), in byte order of names, at most limit, each
-// with its visible head. Next is the last name answered when more follow,
-// nil when the listing ended. A limit <= 0 or a kind that is not a kind is
+// ListHeads returns up to limit visible scopes of kind with names above
+// *after (from the first name when after is nil), in byte order of name,
+// each with its head. Next is the last name on the page when more follow,
+// and nil otherwise. A limit <= 0 or a kind that is not a kind is
 // *InvalidError.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
 	if err := s.usable(ctx); err != nil {
 		return hoststore.HeadPage{}, err
 	}
 	if !kind.Valid() {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads: kind %d is not a kind", uint8(kind))}
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads: kind %d is not a kind", uint8(kind))}
 	}
 	if limit <= 0 {
-		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("list_heads: limit %d is not positive", limit)}
+		return hoststore.HeadPage{}, &hoststore.InvalidError{Detail: fmt.Sprintf("ListHeads: limit %d is not positive", limit)}
 	}
 	f := s.realm
 	f.mu.Lock()
@@ -110,32 +110,31 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 	return out, nil
 }
 
-// ReadRows returns the scope's visible rows from index from, in index
-// order, at most limit. A from below the first visible row, a limit <= 0 or
-// a malformed scope is *InvalidError; a scope that does not exist has no
-// rows.
+// ReadRows returns up to limit visible rows of the scope in index order,
+// from index from. A from below the lowest visible index, a limit <= 0 or
+// a malformed scope returns *InvalidError; a missing scope returns no rows.
 func (s *Store) ReadRows(ctx context.Context, scope hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := scope.Validate(); err != nil {
-		return nil, &hoststore.InvalidError{Detail: "read_rows: " + err.Error()}
+		return nil, &hoststore.InvalidError{Detail: "ReadRows: " + err.Error()}
 	}
 	if limit <= 0 {
-		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("read_rows: limit %d is not positive", limit)}
+		return nil, &hoststore.InvalidError{Detail: fmt.Sprintf("ReadRows: limit %d is not positive", limit)}
 	}
 	return s.realm.state(scope).read(from, limit)
 }
 
-// AcquireFence returns the next token of the realm and records its lease
-// from now. Exclusive returns *HeldError while the holder's lease lasts;
-// Takeover supersedes any holder and reports what remained of its lease.
+// AcquireFence issues the realm's next token and starts its lease now.
+// Exclusive returns *HeldError while the holder's lease lasts; Takeover
+// always issues a token and returns what was left of that lease.
 func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
 	if err := s.usable(ctx); err != nil {
 		return hoststore.FenceGrant{}, err
 	}
 	if mode != hoststore.Exclusive && mode != hoststore.Takeover {
-		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: "acquire_fence: unknown mode " + mode.String()}
+		return hoststore.FenceGrant{}, &hoststore.InvalidError{Detail: "AcquireFence: unknown mode " + mode.String()}
 	}
 	f := s.realm
 	f.mu.Lock()
@@ -152,8 +151,8 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 	return hoststore.FenceGrant{Token: f.token, SupersededLease: remaining}, nil
 }
 
-// RenewFence records a new lease from now for the holder of token, also
-// when its last lease lapsed. A superseded token is *FencedOutError; a
+// RenewFence starts a fresh lease now for the holder of token, also after
+// its lease ran out. A superseded token is *FencedOutError; a
 // token the realm never issued is *InvalidError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	if err := s.usable(ctx); err != nil {
@@ -166,7 +165,7 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	case token < f.token:
 		return &hoststore.FencedOutError{Current: f.token}
 	case token == 0 || token > f.token:
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew_fence: token %d was never issued", token)}
+		return &hoststore.InvalidError{Detail: fmt.Sprintf("RenewFence: token %d was never issued", token)}
 	}
 	f.expiry = f.now + f.timing.Lease()
 	return nil

@@ -19,7 +19,7 @@ func Describe(err error) string {
 	return err.Error()
 }
 
-// Busy reports whether err is SQLite's "locked" answer (SQLITE_BUSY or
+// Busy reports whether err is SQLite's "locked" error (SQLITE_BUSY or
 // SQLITE_LOCKED, any extended code), given before the statement changed
 // anything.
 func Busy(err error) bool {

@@ -6,7 +6,7 @@
 // load resolution; a Flavor says how a store differs here.
 //
 // The file runs in journal_mode=WAL with synchronous=FULL (a write that
-// answered nil survives a crash of the process and of the machine), and
+// returned nil survives a crash of the process and of the machine), and
 // busy_timeout makes a connection wait for SQLite's write lock instead of
 // failing at once. It is opened through modernc.org/sqlite (pure Go, driver
 // name "sqlite").
@@ -226,7 +226,7 @@ func (f *File) Owned() bool { return f.owned }
 
 // Close ends the realm's use through f. It kills every handle of f still
 // open, as Handle.Kill does (a call in flight on one is cancelled), and
-// makes later Opens answer *hoststore.UnavailableError. When NewRealm made
+// makes later Opens return *hoststore.UnavailableError. When NewRealm made
 // the file, Close then removes it and its companions (see Companions); a
 // file named to New or Create stays as it is. Close returns the error of a
 // removal that failed, and a later Close tries the removal again; otherwise

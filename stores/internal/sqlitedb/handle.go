@@ -144,7 +144,7 @@ func (h *Handle) Unavailable(ctx context.Context, what string, err error) error 
 	return &hoststore.UnavailableError{Detail: fmt.Sprintf("%s: %s", what, Describe(err))}
 }
 
-// CloseAfter closes the handle once a call that answered err is over, and
+// CloseAfter closes the handle once a call that returned err is over, and
 // returns err; when only the close failed, *hoststore.UnavailableError
 // "what: close: …".
 func (h *Handle) CloseAfter(err error, what string) error {
