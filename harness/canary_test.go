@@ -201,7 +201,7 @@ func parentSeed(t *testing.T) uint64 {
 }
 
 // runChild runs the chapter over the store name in a child process (this
-// test binary, running TestCanaryChild) and answers the run's report. The
+// test binary, running TestCanaryChild) and returns the run's report. The
 // child exits non-zero when rows fail; only a missing or unreadable report
 // is an error here.
 func runChild(t *testing.T, name string, seed uint64, rowTimeout, settle time.Duration) *reports.Run {

@@ -358,7 +358,7 @@ func outsideFences(md []byte) []byte {
 
 func TestCanaryFailsAndReproduces(t *testing.T) {
 	dir := t.TempDir()
-	// The host store chapter alone: a renew that never answers FencedOut
+	// The host store chapter alone: a renew that never returns FencedOut
 	// also misleads the worker chapter's takeover rows, rightly.
 	r := conform(t, "run", "--store", "canary:renew-never-fenced", "--seed", "11", "--label-filter", "chapter:host-store", "--report-dir", dir)
 	if r.code != 1 {

@@ -37,7 +37,7 @@ func (f hostileFactory) Open(ctx context.Context) (hoststore.HostStore, error) {
 }
 
 // init adds the opener of hostile:, the hostile store. For the URL
-// hostile:open-error it answers an error carrying hostileText and a forged
+// hostile:open-error it returns an error carrying hostileText and a forged
 // line; for hostile:realm-error, a realm that cannot be made, with the
 // same.
 func init() {

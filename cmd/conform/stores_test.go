@@ -44,7 +44,7 @@ func fillRealm(t *testing.T, f hoststore.HostStoreFactory) {
 	}
 }
 
-// entries answers the names in dir.
+// entries returns the names in dir.
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
 	es, err := os.ReadDir(dir)

@@ -91,8 +91,8 @@ func (e *Env) BatchWith(id hoststore.CommitID, token hoststore.FenceToken, ups .
 }
 
 // Commit sends a batch that the model accepts and expects it to land, the
-// way Core does: Ok lands it; Indeterminate and Unavailable are retried
-// with the same batch (a bounded number of times), as Core settles an
+// way the writer does: Ok lands it; Indeterminate and Unavailable are retried
+// with the same batch (a bounded number of times), as the writer settles an
 // unknown outcome; anything else fails the spec under ob. The model
 // applies the batch once it landed.
 func (e *Env) Commit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, ob reports.ObligationID) {

@@ -312,7 +312,7 @@ func (e *Env) CheckBefore(ctx context.Context, p *Proc, b *hoststore.CommitBatch
 }
 
 // Settle tells whether batch b, whose outcome is unknown, landed, the way
-// Core does it after a kill: the next process loads the heads of the
+// the writer does it after a kill: the next process loads the heads of the
 // batch's scopes and compares commit ids. A batch that shows in some of its
 // scopes and not in others breaks all-or-nothing and fails the spec. A
 // batch that landed is applied to the model.

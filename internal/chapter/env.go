@@ -231,7 +231,7 @@ func (e *Env) Lapse(ctx context.Context) {
 // Writer returns the realm's current writer: the last process that acquired
 // the fence, still lives and still renews (a row before may have been
 // superseded, or its lease lapsed and the store refused the renew), or a
-// new process that acquires it the way Core does (exclusive; after Held,
+// new process that acquires it the way the writer does (exclusive; after Held,
 // the leases are lapsed and it acquires again). So one row's breach does
 // not leave the next rows with a writer that cannot commit.
 func (e *Env) Writer(ctx context.Context) *Proc {
@@ -248,7 +248,7 @@ func (e *Env) Writer(ctx context.Context) *Proc {
 	return e.NewWriter(ctx)
 }
 
-// NewWriter starts a new process that takes the fence the way Core does, and
+// NewWriter starts a new process that takes the fence the way the writer does, and
 // makes it the current writer.
 func (e *Env) NewWriter(ctx context.Context) *Proc {
 	GinkgoHelper()

@@ -68,7 +68,7 @@ func (e *env) independenceBound() time.Duration {
 
 // burst creates independenceScopes Record scopes and then updates each,
 // from independenceWorkers goroutines at once. With a hold, every commit
-// must answer while the hold is still held. It answers the scopes.
+// must answer while the hold is still held. It returns the scopes.
 func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faults.Hold) []hoststore.ScopeRef {
 	scopes := make([]hoststore.ScopeRef, independenceScopes)
 	creates := make([]*hoststore.CommitBatch, independenceScopes)

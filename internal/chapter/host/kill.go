@@ -13,7 +13,7 @@ import (
 
 // rowKill is row 3: "A writer dies before, during or after a batch over two
 // scopes; the next writer sees it in both or neither, and settles an
-// unknown batch the way Core does."
+// unknown batch the way the writer does."
 func rowKill() *chapter.Row {
 	r := &chapter.Row{
 		ID:          "kill",
@@ -115,7 +115,7 @@ func (e *env) killSetup(ctx context.Context, tag string) (*chapter.Proc, *hostst
 }
 
 // killAftermath is the next process's side of a kill: it takes the fence the
-// way Core does, settles the batch by loading its heads, checks both scopes
+// way the writer does, settles the batch by loading its heads, checks both scopes
 // against the model from two processes, and commits the scopes' next
 // versions. mustLand says the store had reached its commit point (it
 // returned nil, or the crash was after its commit point).

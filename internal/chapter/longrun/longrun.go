@@ -38,7 +38,7 @@ func Chapter() chapter.Chapter {
 // so far equals the reference's (no round lost after its commit landed,
 // none committed twice), that the run id is the same when a commit had
 // landed and new when none had, and that no garbage chunk survived the
-// open; and, all along, that the writer kept Core's writer rules (the
+// open; and, all along, that the writer kept the writer rules (the
 // observer).
 func Rows() []*chapter.Row { return RowsWith(writer.Unsafe{}) }
 

@@ -64,7 +64,7 @@ func (l *Lab) listAll(p *chapter.Proc, kind hoststore.ScopeKind) []hoststore.Nam
 }
 
 // CheckGarbage fails the spec when a chunk scope of the spec survives that
-// no visible head refers to ("Core deletes such chunks when it opens the
+// no visible head refers to ("the writer deletes such chunks when it opens the
 // realm"), or when a head refers to a chunk scope that is not there.
 func (l *Lab) CheckGarbage(p *chapter.Proc) {
 	GinkgoHelper()

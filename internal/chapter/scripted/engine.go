@@ -4,7 +4,7 @@
 // chosen point of the work, plays the work until the fault hits, restarts
 // processes until the work is finished, and opens once more. After every
 // open the chapter checks what the process found against its reference;
-// all along, an observer checks Core's writer rules on what each process
+// all along, an observer checks the writer rules on what each process
 // sends.
 //
 // What differs between the chapters (the work itself, its reference, where

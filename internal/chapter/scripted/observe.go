@@ -16,7 +16,7 @@ import (
 
 // observer watches every process of a scripted run from outside its
 // writer: the fence requests and commits each sends, and the model and
-// tool calls it makes, on the run's clock. It checks Core's writer rules
+// tool calls it makes, on the run's clock. It checks the writer rules
 // on what it saw, independently of the writer's own bookkeeping, so that a
 // writer that breaks a rule fails the chapter even when the run ends well.
 type observer struct {

@@ -91,7 +91,7 @@ func TestObserverTakeovers(t *testing.T) {
 	h.c.Advance(time.Second)
 	h.o.called(2, "a model call")
 	h.want(2, "")
-	// Taking over its own lease after Held with its own token is Core's way.
+	// Taking over its own lease after Held with its own token is the writer's way.
 	h.o.acquired(2, hoststore.Exclusive, h.c.Now(), hoststore.FenceGrant{}, &hoststore.HeldError{Holder: 2})
 	h.o.acquired(2, hoststore.Takeover, h.c.Now(), hoststore.FenceGrant{Token: 3}, nil)
 	h.want(2, "")

@@ -131,7 +131,7 @@ func tail(b []byte, n int) string {
 }
 
 // TestWriterCanaries shows that the chapters check the run, not just that
-// it ended: each writer that breaks one of Core's writer rules fails the
+// it ended: each writer that breaks one of the writer rules fails the
 // rows that reach the rule, under ob:writer, and the correct writer passes
 // every spec with everything exercised.
 func TestWriterCanaries(t *testing.T) {

@@ -33,7 +33,7 @@ func Chapter() chapter.Chapter {
 // the row checks each job's committed state against the reference (no step
 // lost after its commit landed, none committed twice, no committed step
 // run again), that no garbage chunk survived the open, and, all along,
-// Core's writer rules; at the end every job has finished exactly once.
+// the writer rules; at the end every job has finished exactly once.
 func Rows() []*chapter.Row { return RowsWith(writer.Unsafe{}) }
 
 // RowsWith returns Rows with a writer that breaks the rules unsafe names;
