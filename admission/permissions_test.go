@@ -29,6 +29,7 @@ const nobodyID = 65534
 // otherGroup is a group the test's directories do not have (adm on Debian).
 const otherGroup = 4
 
+// needRoot skips the test unless it runs as root.
 func needRoot(t *testing.T, why string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -135,7 +136,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// answerOf says what a take answered, as one word or two.
+// answerOf returns what a take answered, in a word or two, and releases
+// a guard it took.
 func answerOf(g *admission.Guard, err error) string {
 	if c, ok := admission.CauseOf(err); ok {
 		return "unavailable " + c.String()
@@ -222,6 +224,7 @@ func TestRefusedCreatorLeavesNoFenceTheNextGuardTakes(t *testing.T) {
 	}
 }
 
+// statOf returns the lstat of path.
 func statOf(t *testing.T, path string) *syscall.Stat_t {
 	t.Helper()
 	info, err := os.Lstat(path)

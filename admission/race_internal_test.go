@@ -58,6 +58,7 @@ func linkFence(path, target string) error {
 	return os.Rename(tmp, path)
 }
 
+// goodFence puts a good fence at path, failing the test if it cannot.
 func goodFence(t *testing.T, path string) {
 	t.Helper()
 	if err := writeFence(path); err != nil {
@@ -65,8 +66,10 @@ func goodFence(t *testing.T, path string) {
 	}
 }
 
+// replaceFence renames a new good fence over the one at path.
 func replaceFence(t *testing.T, path string) { t.Helper(); goodFence(t, path) }
 
+// removeFence unlinks the fence at path.
 func removeFence(t *testing.T, path string) {
 	t.Helper()
 	if err := os.Remove(path); err != nil {
@@ -91,6 +94,7 @@ type take struct {
 	do        func(Fence) (*held, error)
 }
 
+// fourTakes are a guard and a hold, each tried and bounded.
 var fourTakes = []take{
 	{"guard-try", true, func(f Fence) (*held, error) {
 		g, err := Install{}.TryAcquireGuard(f)

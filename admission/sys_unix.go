@@ -41,6 +41,7 @@ var errUnsettled = errors.New("admission: the fence is being created")
 // at exactly the point where a concurrent delete or prune could.
 var raceHook func(stage, path string)
 
+// hook runs raceHook, when a test set one, at stage.
 func hook(stage, path string) {
 	if raceHook != nil {
 		raceHook(stage, path)

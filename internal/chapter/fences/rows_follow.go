@@ -91,6 +91,7 @@ func excludes(path string, how int) bool {
 	return errors.Is(err, unix.EWOULDBLOCK)
 }
 
+// lockName returns the name of a flock(2) operation, for messages.
 func lockName(how int) string {
 	if how == unix.LOCK_EX {
 		return "LOCK_EX"
@@ -109,6 +110,7 @@ type pruner struct {
 	err    error
 }
 
+// startPruner starts pruning fence in a goroutine of its own.
 func startPruner(fence string) *pruner {
 	p := &pruner{fence: fence, done: make(chan struct{})}
 	p.wg.Add(1)
@@ -124,6 +126,8 @@ func (p *pruner) stop() (int, error) {
 	return p.prunes, p.err
 }
 
+// run prunes until stopped, removing the fence and renaming a new one over
+// it in turn.
 func (p *pruner) run() {
 	defer p.wg.Done()
 	for i := 0; ; i++ {
