@@ -23,15 +23,18 @@ const (
 	// breaks either rule is refused with ADMISSION_FENCE_UNAVAILABLE before
 	// anything is locked").
 	CauseOrder Cause = iota + 1
-	// CausePermissions: the file or its directory denies this participant, or
-	// the creator could not set the fence's mode or group.
+	// CausePermissions: the file or its directory denies this participant,
+	// the creator could not set the fence's mode or group, or the fence's
+	// mode is not exactly 0640 or its group not its directory's.
 	CausePermissions
 	// CauseNotRegular: admission.lock is not a regular file (a directory, a
 	// FIFO, a device, a socket).
 	CauseNotRegular
 	// CauseSymlink: admission.lock is a symbolic link.
 	CauseSymlink
-	// CauseLinks: admission.lock has more than one link.
+	// CauseLinks: admission.lock has more than one link. A fence with no
+	// link left was removed after it was opened; it is followed, not
+	// refused.
 	CauseLinks
 	// CauseFilesystem: the fence file lives on a filesystem that hosts no
 	// fence although its directory is on one that does (a mount over the

@@ -22,8 +22,8 @@ type Install struct {
 	// ADMISSION_FENCE_UNAVAILABLE" (CauseComposed).
 	Composed bool
 	// Waiting, when set, is called on the acquiring goroutine each time a
-	// bounded acquire finds a fence held and starts to wait for it. It must
-	// not block.
+	// bounded acquire finds a fence held (or still being created) and starts
+	// to wait for it. It must not block.
 	Waiting func(Fence)
 }
 

@@ -20,13 +20,20 @@ func osRefusal(path, what string, err error) error {
 	return unavailable(CauseIO, path, what, err)
 }
 
-// openRefusal maps a failed open of the fence; ELOOP under O_NOFOLLOW is a
-// symbolic link when the fence's own entry is one.
+// openRefusal maps a failed open of the fence. The open names one entry of
+// an open directory and never follows a link, so ELOOP (EMLINK on some
+// systems) can only mean that the entry was a symbolic link when it was
+// opened: that is the answer, whatever the entry has become since. EACCES
+// on a fence that has no permission bits yet is a fence being created.
 func openRefusal(dfd int, path string, err error) error {
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
+	hook("open-failed", path)
+	switch {
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EMLINK):
+		return unavailable(CauseSymlink, path, "a symbolic link", err)
+	case errors.Is(err, unix.EACCES):
 		var st unix.Stat_t
-		if serr := unix.Fstatat(dfd, FenceFile, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK {
-			return unavailable(CauseSymlink, path, "a symbolic link", err)
+		if serr := unix.Fstatat(dfd, FenceFile, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG && st.Mode&0o7777 == 0 {
+			return errUnsettled
 		}
 	}
 	return osRefusal(path, "open the fence", err)

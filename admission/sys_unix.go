@@ -16,13 +16,37 @@ const fenceMode = 0o640
 // maxBackoff caps the pause between two polls of a held fence.
 const maxBackoff = 50 * time.Millisecond
 
-// tryReopens bounds how often a try follows a fence that was replaced
-// under it (a delete or prune at work) before it answers in progress.
-const tryReopens = 3
+// maxFollows bounds how often one take opens a fence that then turns out
+// removed or replaced before it was locked and checked (a delete, a prune
+// or an archive at work): the take follows it to the file the path names
+// now, and answers in progress once it has opened maxFollows files in vain.
+const maxFollows = 8
 
 // createRaces bounds how often a guard finds a fence gone, then there
 // again when it creates one, before it answers in progress.
 const createRaces = 16
+
+// errGone: the open fence has no link left; it was removed after the open.
+var errGone = errors.New("admission: the fence was removed")
+
+// errUnsettled: the fence has no permission bits at all, the mode its
+// creator gives it until its group is right.
+var errUnsettled = errors.New("admission: the fence is being created")
+
+// raceHook, set only by tests, runs at a named stage of a take: "created"
+// (a guard created the fence, not yet settled), "opened" (the fence is
+// open, not yet checked), "open-failed" (its open failed, the failure not
+// yet classified) and "locked" (locked, not yet checked to be the file at
+// the path). It lets a test remove, replace or swap the fence
+// at exactly the point where a concurrent delete or prune could.
+var raceHook func(stage, path string)
+
+// hook runs raceHook, when a test set one, at stage.
+func hook(stage, path string) {
+	if raceHook != nil {
+		raceHook(stage, path)
+	}
+}
 
 // StatFilesystem applies the predicate to dir: statfs(2), then the table of
 // filesystems whose flock is native.
@@ -53,7 +77,9 @@ func retry(call func() error) error {
 
 // takeFence takes one fence: it decides on the directory's filesystem,
 // opens (a guard: creates) the file without following a link, checks it,
-// locks it, and checks that the path still names what it locked.
+// locks it, and checks that the path still names what it locked. A fence
+// removed or replaced before that last check is followed (maxFollows); a
+// fence still being created is waited for as a held one is.
 func takeFence(in Install, f Fence, exclusive bool, deadline time.Time, wait bool) (entry, error) {
 	path := f.Path()
 	var dfd int
@@ -79,46 +105,84 @@ func takeFence(in Install, f Fence, exclusive bool, deadline time.Time, wait boo
 		return skip(f)
 	}
 	waiting := in.Waiting
-	for reopen := 0; ; reopen++ {
+	b := backoff{deadline: deadline, wait: wait, waiting: func() {
+		if waiting != nil {
+			waiting(f)
+			waiting = nil
+		}
+	}}
+	for opened := 0; ; {
 		fd, err := openFence(dfd, path, exclusive)
-		if !exclusive && errors.Is(err, unix.ENOENT) {
+		switch {
+		case !exclusive && errors.Is(err, unix.ENOENT):
 			return skip(f)
-		}
-		if err != nil {
+		case errors.Is(err, errUnsettled):
+			if !b.pause() {
+				return entry{}, &InProgressError{Path: path}
+			}
+			continue
+		case err != nil:
 			return entry{}, err
 		}
-		st, err := checkFence(fd, path)
+		opened++
+		hook("opened", path)
+		st, err := checkFence(dfd, fd, path)
 		if err == nil {
-			err = lockFd(fd, path, exclusive, deadline, wait, func() {
-				if waiting != nil {
-					waiting(f)
-					waiting = nil
-				}
-			})
+			err = lockFd(fd, path, exclusive, &b)
 		}
-		if err != nil {
+		if err == nil {
+			hook("locked", path)
+			var same bool
+			if same, err = stillAt(dfd, path, &st); same {
+				return entry{fence: f, fd: fd, dev: uint64(st.Dev), ino: st.Ino}, nil
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, errGone):
+			// Removed or replaced since the open: let it go and follow
+			// the path to what it names now.
+			if err := unlockClose(fd); err != nil {
+				return entry{}, unavailable(CauseIO, path, "let go of a removed fence", err)
+			}
+			if opened >= maxFollows || wait && !time.Now().Before(deadline) {
+				return entry{}, &InProgressError{Path: path}
+			}
+		case errors.Is(err, errUnsettled):
 			closeUnlocked(fd)
+			if !b.pause() {
+				return entry{}, &InProgressError{Path: path}
+			}
+		default:
+			// Unlocks too when the refusal came after the lock.
+			if cerr := unlockClose(fd); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 			return entry{}, err
-		}
-		var cur unix.Stat_t
-		err = unix.Fstatat(dfd, FenceFile, &cur, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil && cur.Dev == st.Dev && cur.Ino == st.Ino && cur.Nlink == 1 {
-			return entry{fence: f, fd: fd, dev: uint64(st.Dev), ino: st.Ino}, nil
-		}
-		// The fence was removed or replaced while we waited for it.
-		if err := unlockClose(fd); err != nil {
-			return entry{}, unavailable(CauseIO, path, "let go of a replaced fence", err)
-		}
-		if !wait && reopen >= tryReopens || wait && !time.Now().Before(deadline) {
-			return entry{}, &InProgressError{Path: path}
 		}
 	}
 }
 
+// stillAt reports whether the fence's path names the locked file st, with
+// one link: the check that makes a lock on a removed or replaced fence
+// never count as held. A path that names nothing (or something else) is
+// not an error: the caller follows it.
+func stillAt(dfd int, path string, st *unix.Stat_t) (bool, error) {
+	var cur unix.Stat_t
+	err := retry(func() error { return unix.Fstatat(dfd, FenceFile, &cur, unix.AT_SYMLINK_NOFOLLOW) })
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	case err != nil:
+		return false, osRefusal(path, "stat the fence's path", err)
+	}
+	return cur.Dev == st.Dev && cur.Ino == st.Ino && cur.Nlink == 1, nil
+}
+
 // openFence opens the fence file in the directory dfd without following a
 // link, close-on-exec and without blocking (a FIFO would block). A guard
-// creates it exclusively when it does not exist, then gives it mode 0640 and
-// the directory's group.
+// creates it exclusively when it does not exist, with no permission bits,
+// then gives it the directory's group and mode 0640 (settle); a
+// participant that opens it meanwhile finds it unsettled (errUnsettled).
 func openFence(dfd int, path string, create bool) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 	for race := 0; ; race++ {
@@ -139,7 +203,7 @@ func openFence(dfd int, path string, create bool) (int, error) {
 			return -1, openRefusal(dfd, path, err)
 		}
 		err = retry(func() (err error) {
-			fd, err = unix.Openat(dfd, FenceFile, flags|unix.O_CREAT|unix.O_EXCL, fenceMode)
+			fd, err = unix.Openat(dfd, FenceFile, flags|unix.O_CREAT|unix.O_EXCL, 0)
 			return err
 		})
 		if errors.Is(err, unix.EEXIST) {
@@ -148,6 +212,7 @@ func openFence(dfd int, path string, create bool) (int, error) {
 		if err != nil {
 			return -1, openRefusal(dfd, path, err)
 		}
+		hook("created", path)
 		if err := settle(dfd, fd, path); err != nil {
 			closeUnlocked(fd)
 			return -1, err
@@ -156,10 +221,14 @@ func openFence(dfd int, path string, create bool) (int, error) {
 	}
 }
 
-// settle gives a fence its creator just made the directory's group (unless
-// a setgid directory already gave it) and mode exactly 0640. A creator that
-// cannot refuses with CausePermissions; the file stays, since another
-// participant may have opened it already, until its owner corrects it.
+// settle gives a fence its creator just made (with no permission bits) the
+// directory's group, unless a setgid directory already gave it, then mode
+// exactly 0640. The mode comes last and is given also when the group could
+// not be: from then on every participant sees the fence as settled, and
+// one of the wrong group is refused by all of them alike until its owner
+// corrects it. A creator that cannot set the group or the mode refuses with
+// CausePermissions; the file stays, since another participant may have
+// opened it already.
 func settle(dfd, fd int, path string) error {
 	var dir, file unix.Stat_t
 	if err := unix.Fstat(dfd, &dir); err != nil {
@@ -168,26 +237,32 @@ func settle(dfd, fd int, path string) error {
 	if err := unix.Fstat(fd, &file); err != nil {
 		return unavailable(CauseIO, path, "stat the new fence", err)
 	}
+	var group error
 	if file.Gid != dir.Gid {
 		if err := unix.Fchown(fd, -1, int(dir.Gid)); err != nil {
-			return unavailable(CausePermissions, path, fmt.Sprintf("give the new fence the directory's group %d", dir.Gid), err)
+			group = unavailable(CausePermissions, path, fmt.Sprintf("give the new fence the directory's group %d", dir.Gid), err)
 		}
 	}
 	if err := unix.Fchmod(fd, fenceMode); err != nil {
-		return unavailable(CausePermissions, path, "give the new fence mode 0640", err)
+		return errors.Join(group, unavailable(CausePermissions, path, "give the new fence mode 0640", err))
 	}
-	return nil
+	return group
 }
 
 // checkFence answers the fence's stat when it is a regular file with one
-// link on a filesystem that hosts fences.
-func checkFence(fd int, path string) (unix.Stat_t, error) {
+// link on a filesystem that hosts fences, of mode 0640 and its directory's
+// group. A file with no link left answers errGone, one with no permission
+// bits errUnsettled.
+func checkFence(dfd, fd int, path string) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return st, unavailable(CauseIO, path, "stat the fence", err)
 	}
 	if t := uint32(st.Mode) & unix.S_IFMT; t != unix.S_IFREG {
 		return st, unavailable(CauseNotRegular, path, fileType(t), nil)
+	}
+	if st.Nlink == 0 {
+		return st, errGone
 	}
 	if st.Nlink != 1 {
 		return st, unavailable(CauseLinks, path, fmt.Sprintf("%d links", st.Nlink), nil)
@@ -199,17 +274,60 @@ func checkFence(fd int, path string) (unix.Stat_t, error) {
 	if !fs.HostsFences {
 		return st, unavailable(CauseFilesystem, path, "the file is on "+fs.String(), nil)
 	}
-	return st, nil
+	return st, checkPermissions(dfd, &st, path)
 }
 
-// lockFd takes the flock, polling with a doubling backoff until deadline
-// when wait is set; waiting is called before the first pause.
-func lockFd(fd int, path string, exclusive bool, deadline time.Time, wait bool, waiting func()) error {
+// checkPermissions refuses a settled fence whose mode is not exactly 0640
+// or whose group is not its directory's, naming the owner who can correct
+// it; the file is left as it is. Its owner is not checked: whichever
+// participant came first created it.
+func checkPermissions(dfd int, st *unix.Stat_t, path string) error {
+	perm := uint32(st.Mode) & 0o7777
+	if perm == 0 {
+		return errUnsettled
+	}
+	if perm != fenceMode {
+		return unavailable(CausePermissions, path, fmt.Sprintf("mode %04o, not 0640, until its owner (uid %d) corrects it", perm, st.Uid), nil)
+	}
+	var dir unix.Stat_t
+	if err := unix.Fstat(dfd, &dir); err != nil {
+		return unavailable(CauseIO, path, "stat the directory", err)
+	}
+	if st.Gid != dir.Gid {
+		return unavailable(CausePermissions, path, fmt.Sprintf("group %d, not the directory's group %d, until its owner (uid %d) corrects it", st.Gid, dir.Gid, st.Uid), nil)
+	}
+	return nil
+}
+
+// backoff paces the polls of a take that waits: a doubling pause (1ms up
+// to maxBackoff) that never sleeps past the deadline.
+type backoff struct {
+	deadline time.Time
+	wait     bool
+	waiting  func() // called before the first pause
+	last     time.Duration
+}
+
+// pause sleeps before the next attempt and reports whether there is one:
+// false when the take does not wait or its deadline has passed.
+func (b *backoff) pause() bool {
+	left := time.Until(b.deadline)
+	if !b.wait || left <= 0 {
+		return false
+	}
+	b.waiting()
+	b.last = min(max(2*b.last, time.Millisecond), maxBackoff)
+	time.Sleep(min(b.last, left))
+	return true
+}
+
+// lockFd takes the flock, polling with b until its deadline when the take
+// waits.
+func lockFd(fd int, path string, exclusive bool, b *backoff) error {
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	pause := time.Millisecond
 	for {
 		err := retry(func() error { return unix.Flock(fd, how|unix.LOCK_NB) })
 		switch {
@@ -221,13 +339,9 @@ func lockFd(fd int, path string, exclusive bool, deadline time.Time, wait bool, 
 		default:
 			return unavailable(CauseIO, path, "flock", err)
 		}
-		left := time.Until(deadline)
-		if !wait || left <= 0 {
+		if !b.pause() {
 			return &InProgressError{Path: path}
 		}
-		waiting()
-		time.Sleep(min(pause, left))
-		pause = min(2*pause, maxBackoff)
 	}
 }
 

@@ -28,17 +28,22 @@ const (
 	// BugFollowSymlink follows a symbolic link at admission.lock and locks
 	// whatever it names.
 	BugFollowSymlink = "follow-symlink"
+	// BugRepairMode quietly gives an existing fence mode 0640 and its
+	// directory's group, as far as the helper may, before it takes it,
+	// where a fence of another mode or group must be refused and left for
+	// its owner to correct.
+	BugRepairMode = "repair-mode"
 )
 
 // Canaries returns the bugs FencesBugEnv selects.
 func Canaries() []string {
-	return []string{BugSharedGuard, BugUmaskMode, BugFollowSymlink}
+	return []string{BugSharedGuard, BugUmaskMode, BugFollowSymlink, BugRepairMode}
 }
 
 // startCanary checks the helper's bug and prepares for it.
 func (s *server) startCanary() error {
 	switch s.bug {
-	case "", BugSharedGuard, BugFollowSymlink:
+	case "", BugSharedGuard, BugFollowSymlink, BugRepairMode:
 	case BugUmaskMode:
 		s.umask = 0o022
 		unix.Umask(s.umask)
@@ -79,8 +84,25 @@ func (s *server) canaryTake(guard, wait bool, bound time.Duration, f admission.F
 		if st, err := os.Lstat(f.Path()); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 			return s.lockFollowing(guard, f.Path()), true
 		}
+	case s.bug == BugRepairMode:
+		repair(f)
 	}
 	return "", false
+}
+
+// repair gives the regular file at f's path mode 0640 and the group of
+// f's directory, ignoring what it may not do; the take then goes the right
+// way.
+func repair(f admission.Fence) {
+	st, err := os.Lstat(f.Path())
+	if err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	var dir unix.Stat_t
+	if unix.Stat(f.Dir(), &dir) == nil {
+		_ = os.Chown(f.Path(), -1, int(dir.Gid))
+	}
+	_ = os.Chmod(f.Path(), 0o640)
 }
 
 // lockFollowing opens path following links and flocks it without waiting.

@@ -47,17 +47,22 @@ var childCases = []childCase{
 		"bound":               fences.ObBound,
 		"sigkill":             fences.ObExclusion,
 		"cloexec":             fences.ObExclusion,
-		// The bug's hold skips the fence its guard could not create.
-		"group":          fences.ObPermissions,
-		"denied":         fences.ObExclusion,
-		"flock-shared":   fences.ObFlock,
-		"flock-excluded": fences.ObFlock,
+		"denied":              fences.ObExclusion,
+		"removed":             fences.ObExclusion,
+		"flock-shared":        fences.ObFlock,
+		"flock-excluded":      fences.ObFlock,
 	}},
 	{name: fences.BugUmaskMode, impl: fences.BugUmaskMode, fail: map[string]string{
 		"mode": fences.ObPermissions,
 	}},
 	{name: fences.BugFollowSymlink, impl: fences.BugFollowSymlink, fail: map[string]string{
 		"file-kinds": fences.ObFiles,
+	}},
+	{name: fences.BugRepairMode, impl: fences.BugRepairMode, fail: map[string]string{
+		"existing-mode":  fences.ObPermissions,
+		"existing-group": fences.ObPermissions,
+		// Root repairs the group of the fence nobody could not settle.
+		"group": fences.ObPermissions,
 	}},
 	{name: "unsupported", impl: "correct", unsupported: "set,spawn-linger,bind,umask",
 		notExercised: []string{"order-taken", "order-refused", "cloexec", "filesystem", "mode"}},

@@ -23,6 +23,7 @@ const (
 	ObRealmIDs    = "adm:realm-ids"
 	ObPermissions = "adm:permissions"
 	ObFiles       = "adm:files"
+	ObFollow      = "adm:follow"
 	ObFilesystems = "adm:filesystems"
 	ObRefusals    = "adm:refusals"
 	ObRelease     = "adm:release"
@@ -44,9 +45,11 @@ func Obligations() []Obligation {
 		{ObRealmIDs, "Realm ids are one path component",
 			"A realm id that is empty, \".\", \"..\" or holds a slash names no realm fence: taking it is refused as unavailable (cause realm-id) and nothing is created in the layout."},
 		{ObPermissions, "Mode 0640 and the directory's group",
-			"The participant that creates a fence creates it exclusively with mode exactly 0640, whatever its umask, and with the group of the fence's directory, inherited from a setgid directory or set by the creator. A creator that cannot set the group, and any participant the file's permissions deny, is refused as unavailable (cause permissions)."},
+			"The participant that creates a fence creates it exclusively with mode exactly 0640, whatever its umask, and with the group of the fence's directory, inherited from a setgid directory or set by the creator. A creator that cannot set the group, and any participant the file's permissions deny, is refused as unavailable (cause permissions). A fence that exists with another mode or another group than its directory's is refused the same way by every participant and left as it is for its owner to correct, whoever that owner is; a fence another participant created right is taken."},
 		{ObFiles, "A fence is one regular file, never a link",
 			"A fence is opened without following a symbolic link and only as a regular file with a single link; a symbolic link, a file with several links or anything that is not a regular file is refused as unavailable with the matching cause (symlink, links, not-regular)."},
+		{ObFollow, "A removed fence is followed, not refused",
+			"A fence may be removed or replaced by a holder (a delete, a prune, an archive) between the moment a participant opens it and the moment it has locked it and checked it. The participant then lets that file go and takes the file the path names now, or answers in progress: it never refuses such a fence as unavailable, and never answers held for a lock on a file the path no longer names."},
 		{ObFilesystems, "Fences live on local flock filesystems only",
 			"A fence is used only where flock is native to a local filesystem. Elsewhere a standalone install skips the fence, while a composed install refuses as unavailable (cause composed-install); a fence file that is itself on such a filesystem is refused (cause filesystem)."},
 		{ObRefusals, "A refusal holds nothing",

@@ -54,6 +54,59 @@ func rowGroup(r *rowRun) {
 	n.expect(ObPermissions, "release", released, "nobody lets go")
 	d = r.groupDir(false, 0o777)
 	n.expect(ObPermissions, "guard-try "+d, unavailable(admission.CausePermissions), "nobody cannot give its new fence the directory's group")
+	// What that creator left is refused alike, by itself and by root,
+	// until its owner corrects it.
+	n.expect(ObPermissions, "guard-try "+d, unavailable(admission.CausePermissions), "nobody's next guard of the fence it could not give the group")
+	n.expect(ObPermissions, "hold-try "+d, unavailable(admission.CausePermissions), "nobody's hold of that fence")
+	a := r.start("root", procOpts{})
+	a.expect(ObPermissions, "guard-try "+d, unavailable(admission.CausePermissions), "root's guard of that fence")
+}
+
+// badModes are modes a fence may be found with that its creator never
+// gives it.
+var badModes = []os.FileMode{0o666, 0o644, 0o660, 0o600, 0o440, 0o640 | os.ModeSetgid, 0o640 | os.ModeSticky}
+
+func rowExistingMode(r *rowRun) {
+	a := r.start("A", procOpts{})
+	for _, mode := range badModes {
+		d := r.dir()
+		fence := filepath.Join(d, admission.FenceFile)
+		r.setup(os.WriteFile(fence, nil, 0o600), "make the fence")
+		r.setup(os.Chmod(fence, mode), "chmod the fence")
+		want := fmt.Sprintf("%04o", r.lstat(ObPermissions, fence).Mode&0o7777)
+		a.expect(ObPermissions, "guard-try "+d, unavailable(admission.CausePermissions), "a guard of a fence of mode "+want)
+		a.expect(ObPermissions, "hold-try "+d, unavailable(admission.CausePermissions), "a hold of a fence of mode "+want)
+		r.equal(ObPermissions, fmt.Sprintf("%04o", r.lstat(ObPermissions, fence).Mode&0o7777), want, "the refused fence's mode, left for its owner to correct")
+		r.setup(os.Chmod(fence, 0o640), "correct the fence's mode")
+		a.expect(ObPermissions, "guard-try "+d, held, "a guard once the owner gave the fence mode 0640")
+		a.expect(ObPermissions, "release", released, "the guard lets go")
+	}
+}
+
+func rowExistingGroup(r *rowRun) {
+	r.needRoot("giving a fence a group other than its directory's")
+	a := r.start("A", procOpts{})
+	d := r.dir()
+	fence := filepath.Join(d, admission.FenceFile)
+	r.setup(os.WriteFile(fence, nil, 0o640), "make the fence")
+	r.setup(os.Chmod(fence, 0o640), "chmod the fence")
+	r.setup(os.Chown(fence, -1, admGroup), "chgrp the fence")
+	a.expect(ObPermissions, "guard-try "+d, unavailable(admission.CausePermissions), "a guard of a fence of another group than its directory's")
+	a.expect(ObPermissions, "hold-try "+d, unavailable(admission.CausePermissions), "a hold of that fence")
+	r.equal(ObPermissions, r.lstat(ObPermissions, fence).Gid, admGroup, "the refused fence's group, left for its owner to correct")
+	r.setup(os.Chown(d, -1, admGroup), "give the directory the fence's group")
+	a.expect(ObPermissions, "guard-try "+d, held, "a guard once the fence has its directory's group")
+	a.expect(ObPermissions, "release", released, "the guard lets go")
+	// Another participant created this one, right: its owner is not ours.
+	d = r.dir()
+	fence = filepath.Join(d, admission.FenceFile)
+	r.setup(os.WriteFile(fence, nil, 0o640), "make the fence")
+	r.setup(os.Chmod(fence, 0o640), "chmod the fence")
+	r.setup(os.Chown(fence, nobody, -1), "chown the fence")
+	a.expect(ObPermissions, "guard-try "+d, held, "a guard of a 0640 fence of the directory's group that nobody owns")
+	a.expect(ObPermissions, "release", released, "the guard lets go")
+	a.expect(ObPermissions, "hold-try "+d, held, "a hold of that fence")
+	a.expect(ObPermissions, "release", released, "the hold lets go")
 }
 
 func rowFileKinds(r *rowRun) {

@@ -18,6 +18,7 @@ import time
 
 FENCE = "admission.lock"
 IN_PROGRESS = "refused ADMISSION_IN_PROGRESS"
+MAX_OPENS = 8  # fences opened in vain (removed or replaced) before in progress
 
 # statfs magics of the Linux filesystems whose flock is native.
 HOSTING = {
@@ -30,6 +31,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 class Refused(Exception):
     """A typed refusal; its argument is the answer line."""
+
+
+class Unsettled(Exception):
+    """The fence has no permission bits yet: its creator is still at work."""
 
 
 def unavailable(cause):
@@ -75,24 +80,40 @@ class Helper:
                     raise unavailable("composed-install")
                 return None
             deadline = time.monotonic() + bound
+            pause = Pause(deadline, waiting)
+            opened = 0
             while True:
-                fd = self.open_fence(dfd, exclusive)
+                try:
+                    fd = self.open_fence(dfd, exclusive)
+                except Unsettled:
+                    pause.wait()
+                    continue
                 if fd is None:
                     return None
+                opened += 1
                 try:
-                    st = self.check(fd)
-                    self.lock(fd, exclusive, deadline, waiting)
+                    st = self.check(dfd, fd)
+                    if st is not None:
+                        self.lock(fd, exclusive, pause)
+                except Unsettled:
+                    os.close(fd)
+                    pause.wait()
+                    continue
                 except BaseException:
                     os.close(fd)
                     raise
-                try:
-                    cur = os.stat(FENCE, dir_fd=dfd, follow_symlinks=False)
-                    if (cur.st_dev, cur.st_ino, cur.st_nlink) == (st.st_dev, st.st_ino, 1):
-                        return fd
-                except FileNotFoundError:
-                    pass
-                os.close(fd)  # replaced while we waited: try the new one
-                if time.monotonic() >= deadline:
+                if st is not None:
+                    try:
+                        cur = os.stat(FENCE, dir_fd=dfd, follow_symlinks=False)
+                        if (cur.st_dev, cur.st_ino, cur.st_nlink) == (st.st_dev, st.st_ino, 1):
+                            return fd
+                    except FileNotFoundError:
+                        pass
+                    except OSError as err:
+                        os.close(fd)
+                        raise refusal_of(err)
+                os.close(fd)  # removed or replaced since the open: follow the path
+                if opened >= MAX_OPENS or (bound and time.monotonic() >= deadline):
                     raise Refused(IN_PROGRESS)
         finally:
             os.close(dfd)
@@ -108,55 +129,67 @@ class Helper:
             except OSError as err:
                 raise self.open_refusal(dfd, err)
             try:
-                fd = os.open(FENCE, flags | os.O_CREAT | os.O_EXCL, 0o640, dir_fd=dfd)
+                # No permission bits until the group is right: others wait.
+                fd = os.open(FENCE, flags | os.O_CREAT | os.O_EXCL, 0, dir_fd=dfd)
             except FileExistsError:
                 continue
             except OSError as err:
                 raise self.open_refusal(dfd, err)
+            refusal = None
             try:
                 dgid = os.fstat(dfd).st_gid
                 if os.fstat(fd).st_gid != dgid:
                     os.fchown(fd, -1, dgid)
-                os.fchmod(fd, 0o640)
             except OSError:
+                refusal = unavailable("permissions")
+            try:
+                os.fchmod(fd, 0o640)  # last, also when the group is wrong
+            except OSError:
+                refusal = unavailable("permissions")
+            if refusal:
                 os.close(fd)
-                raise unavailable("permissions")
+                raise refusal
             return fd
 
     def open_refusal(self, dfd, err):
-        if err.errno == errno.ELOOP:
-            st = os.stat(FENCE, dir_fd=dfd, follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                return unavailable("symlink")
+        if err.errno in (errno.ELOOP, errno.EMLINK):
+            return unavailable("symlink")  # O_NOFOLLOW met a link
+        if err.errno == errno.EACCES:
+            try:
+                st = os.stat(FENCE, dir_fd=dfd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0:
+                    return Unsettled()
+            except OSError:
+                pass
         return refusal_of(err)
 
-    def check(self, fd):
+    def check(self, dfd, fd):
+        """The fence's stat, or None when it has no link left."""
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise unavailable("not-regular")
+        if st.st_nlink == 0:
+            return None
         if st.st_nlink != 1:
             raise unavailable("links")
         if not hosts_fences(fd):
             raise unavailable("filesystem")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode == 0:
+            raise Unsettled()
+        if mode != 0o640 or st.st_gid != os.fstat(dfd).st_gid:
+            raise unavailable("permissions")
         return st
 
-    def lock(self, fd, exclusive, deadline, waiting):
+    def lock(self, fd, exclusive, pause):
         how = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        pause = 0.001
         while True:
             try:
                 fcntl.flock(fd, how | fcntl.LOCK_NB)
                 return
             except BlockingIOError:
                 pass
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Refused(IN_PROGRESS)
-            if waiting:
-                say("waiting")
-                waiting = False
-            time.sleep(min(pause, left))  # polling for the lock, not ordering
-            pause = min(2 * pause, 0.05)
+            pause.wait()
 
     # --- sets ------------------------------------------------------------
 
@@ -232,6 +265,25 @@ class Helper:
             subprocess.run(["mount", "--bind", args[0], args[1]], check=True)
             return "ok"
         return "error unknown command " + " ".join(words)
+
+
+class Pause:
+    """Paces the polls of one take until its deadline; says waiting once."""
+
+    def __init__(self, deadline, waiting):
+        self.deadline = deadline
+        self.waiting = waiting
+        self.pause = 0.001
+
+    def wait(self):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Refused(IN_PROGRESS)
+        if self.waiting:
+            say("waiting")
+            self.waiting = False
+        time.sleep(min(self.pause, left))  # polling for the lock, not ordering
+        self.pause = min(2 * self.pause, 0.05)
 
 
 def say(line):
