@@ -62,6 +62,9 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	GinkgoHelper()
 	argv := r.command()
 	if o.nobody {
+		if dir := r.dir(); !othersReach(dir) {
+			r.notExercised("the unprivileged participant (nobody) cannot enter " + dir + ": give the chapter a directory every user can enter (conform run --fences-dir)")
+		}
 		argv[0] = r.reachableByNobody(argv[0])
 	}
 	p := &proc{r: r, name: name, lines: make(chan string, 16), exited: make(chan struct{})}
