@@ -105,6 +105,11 @@ const (
 	// batch that never lands, as an append-only store that forgets to
 	// ignore rows without a commit marker does.
 	DirtyRead
+	// HangsCommit [ob:errors] blocks the realm's HangCommitAt-th commit
+	// forever, ignoring its context, before it checks anything and holding
+	// no lock: that one call never answers, while every other call of the
+	// realm is served as a correct store serves it.
+	HangsCommit
 
 	bugEnd
 )
@@ -139,6 +144,7 @@ var bugNames = map[Bugs]string{
 	UTF16Order:             "utf16-order",
 	PadSpace:               "pad-space",
 	DirtyRead:              "dirty-read",
+	HangsCommit:            "hangs-commit",
 }
 
 // AllBugs lists every single bug, in declaration order.

@@ -81,7 +81,18 @@ type realm struct {
 	landed map[hoststore.CommitID]bool
 	// lied holds the batches UnavailableAfterApply answered Unavailable to.
 	lied map[hoststore.CommitID]bool
+
+	// commits counts the realm's commits, for HangsCommit.
+	commits atomic.Int64
 }
+
+// HangCommitAt is which commit of a realm, counting from 1, the
+// HangsCommit bug blocks forever.
+const HangCommitAt = 8
+
+// never is what a commit that HangsCommit blocks waits on: nothing ever
+// closes it.
+var never = make(chan struct{})
 
 // key is where the realm keeps ref: ref itself, or under PadSpace its name
 // without trailing spaces.
