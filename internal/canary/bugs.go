@@ -110,6 +110,10 @@ const (
 	// no lock: that one call never answers, while every other call of the
 	// realm is served as a correct store serves it.
 	HangsCommit
+	// Outage [none: the rows after it do not run] loses its server at the
+	// realm's OutageAt-th commit: that commit and every later call of any
+	// handle, every Open and LapseFenceLeases answer Unavailable.
+	Outage
 
 	bugEnd
 )
@@ -145,6 +149,7 @@ var bugNames = map[Bugs]string{
 	PadSpace:               "pad-space",
 	DirtyRead:              "dirty-read",
 	HangsCommit:            "hangs-commit",
+	Outage:                 "outage",
 }
 
 // AllBugs lists every single bug, in declaration order.
