@@ -121,10 +121,13 @@ func rowOf(labels []string) reports.RowID {
 }
 
 // aggregate sets a row's status from its specs: failed if any failed;
-// passed if any passed (with the parts not exercised listed); not exercised
-// if specs ran but none could reach what it checks; else not run.
+// not run if a spec was not run because the store could not serve it
+// (with why); passed if any passed (with the parts not exercised listed);
+// not exercised if specs ran but none could reach what it checks; else
+// not run.
 func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 	var passed, failed, notEx bool
+	var notRun []string
 	inStore := 0
 	for _, sr := range specs {
 		row.Duration += sr.RunTime
@@ -139,6 +142,10 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 				row.NotExercised = append(row.NotExercised, text+": "+e.StringRepresentation())
 			case chapter.EntryInStoreGap:
 				inStore++
+			case chapter.EntryNotRun:
+				if why := e.StringRepresentation(); len(notRun) == 0 || notRun[len(notRun)-1] != why {
+					notRun = append(notRun, why)
+				}
 			}
 		}
 		switch st {
@@ -158,6 +165,9 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 	switch {
 	case failed:
 		row.Status = reports.StatusFailed
+	case len(notRun) > 0:
+		row.Status = reports.StatusNotRun
+		row.NotExercised = append(notRun, row.NotExercised...)
 	case passed:
 		row.Status = reports.StatusPassed
 	case notEx:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -154,7 +155,8 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
 	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
-	timeout := fs.Duration("timeout", 60*time.Second, "the time bound of each spec of a row (at least "+MinTimeout.String()+")")
+	timeout := fs.Duration("timeout", 60*time.Second, "the bound of the harness's own time in each spec of a row (time with no store call in flight; at least "+MinTimeout.String()+")")
+	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: 10 × the store's p99 latency so far, within 2s..30s; at least 100ms)")
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
 	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
@@ -185,6 +187,12 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	}
 	if *timeout < MinTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinTimeout)
+	}
+	if err := checkBounds(*timeout, *callTimeout); err != nil || *callTimeout < 0 {
+		if err == nil {
+			err = fmt.Errorf("--call-timeout must not be negative, not %s", *callTimeout)
+		}
+		return refuse(stderr, name, "%v", err)
 	}
 	e, err := readEnv(os.Getenv)
 	if err != nil {
@@ -227,7 +235,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := preflight(newRealm); err != nil {
+	if err := preflight(newRealm, max(PreflightBound, *callTimeout)); err != nil {
 		return refuse(stderr, name, "store %q cannot be opened: %v", f.store, err)
 	}
 	if f.seed == 0 {
@@ -246,7 +254,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		note = "; from the environment: " + strings.Join(fromEnv, ", ")
 	}
 	fmt.Fprintf(out, "conform %s: certifying %s (seed %d%s)\n", Version, textsafe.Line(f.store), f.seed, note)
-	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(out), WithSeed(f.seed)}
+	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(out), WithSeed(f.seed)}
 	opts = append(opts, WithFences(f.fences, *fencesDir))
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
@@ -373,28 +381,72 @@ func (c Command) open(url string) (NewRealm, error) {
 	return nr, nil
 }
 
-// preflight makes one realm and opens one handle on it, so that a store
-// that cannot be reached is a usage error, not ten failed rows.
-func preflight(nr NewRealm) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// PreflightBound bounds the command's preflight: making a realm, opening
+// a handle and one ListHeads on it, in all. A larger --call-timeout raises
+// it to that.
+const PreflightBound = 10 * time.Second
+
+// preflight makes one realm, opens one handle on it and lists one page of
+// it, within bound in all, so that a store that cannot be reached, or
+// accepts connections but never answers, is a usage error, not rows that
+// fail or hang. A store that ignores its context is left behind.
+func preflight(nr NewRealm, bound time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
+	step := "making a realm"
+	var mu sync.Mutex
+	at := func(s string) {
+		mu.Lock()
+		step = s
+		mu.Unlock()
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("it panicked: %v", r)
+			}
+		}()
+		done <- preflightSteps(ctx, nr, at)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Errorf("it did not answer within %s (%s)", bound, step)
+	}
+}
+
+// preflightSteps makes a realm, opens a handle, lists one page and closes
+// what it opened; at names each step as it begins.
+func preflightSteps(ctx context.Context, nr NewRealm, at func(step string)) error {
 	f, err := nr(ctx)
 	if err != nil {
 		return err
 	}
+	if c, ok := f.(io.Closer); ok {
+		defer c.Close()
+	}
+	at("Open")
 	st, err := f.Open(ctx)
 	if err != nil {
 		return err
 	}
-	if c, ok := st.(io.Closer); ok {
-		_ = c.Close()
-	} else if k, ok := st.(hoststore.Killer); ok {
-		k.Kill()
+	if st == nil {
+		return fmt.Errorf("Open returned a nil store and no error")
 	}
-	if c, ok := f.(io.Closer); ok {
-		_ = c.Close()
-	}
-	return nil
+	defer func() {
+		if c, ok := st.(io.Closer); ok {
+			_ = c.Close()
+		} else if k, ok := st.(hoststore.Killer); ok {
+			k.Kill()
+		}
+	}()
+	at("ListHeads")
+	_, err = st.ListHeads(ctx, hoststore.KindRecord, nil, 1)
+	return err
 }
 
 func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {

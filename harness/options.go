@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -23,15 +24,29 @@ const Version = "0.1.0"
 type NewRealm func(ctx context.Context) (hoststore.HostStoreFactory, error)
 
 // Options configure a run. Every zero value is usable: a random seed (kept
-// in the report and the repro line), 60 s per spec, reports in
+// in the report and the repro line), 60 s of the harness's own time per
+// spec, a per-call bound derived from the store's latency, reports in
 // ./conform-report, no label filter, no failpoints. Under `go test` (Run,
 // Register) a CONFORM_* variable that is set ranks above the option it
 // matches; see the package doc.
 type Options struct {
 	// Seed drives every random choice; 0 draws one at random.
 	Seed uint64
-	// RowTimeout bounds each spec of a row; 0 means 60 s.
+	// RowTimeout bounds the harness's own time in each spec of a row: the
+	// time in which none of the spec's store calls is in flight; 0 means
+	// 60 s, and it may not be below 1 s. The store's own time is bounded
+	// call by call (CallTimeout), so a spec of many calls to a slow store
+	// is not cut short.
 	RowTimeout time.Duration
+	// CallTimeout is how long one store call may take before it is
+	// reported as a hang (a breach of the error contract, ob:errors). 0
+	// derives it from the latency the store showed so far in the run: 10
+	// times the 99th percentile of that operation's latencies, at least
+	// 2 s and at most 30 s (30 s before the store answered any call). It
+	// may not be below 100 ms. Time in which the harness holds or delays
+	// a commit inside the store never counts, and LapseFenceLeases may
+	// take the lease the store declares on top of it.
+	CallTimeout time.Duration
 	// ReportDir is where the four reports go; "" means "conform-report";
 	// "-" writes none.
 	ReportDir string
@@ -48,8 +63,9 @@ type Options struct {
 	Progress io.Writer
 	// Settle bounds how long a row waits on something a correct store may
 	// legitimately wait for (a takeover behind a held commit) before it
-	// judges the other order, and (×10, at most a third of RowTimeout) how
-	// long the independence rows wait before they call a stall; 0 means 2 s.
+	// judges the other order; 0 means 2 s. (The stall rows wait after the
+	// store's own commit latency: 20 times its 99th percentile so far, at
+	// least 1 s.)
 	Settle time.Duration
 	// Fences runs the admission chapter: "self" for conform's own fences
 	// (served by the running executable, which must call the helper's
@@ -78,8 +94,33 @@ type Option func(*Options)
 // WithSeed fixes the seed.
 func WithSeed(seed uint64) Option { return func(o *Options) { o.Seed = seed } }
 
-// WithRowTimeout bounds each spec.
+// WithRowTimeout bounds the harness's own time in each spec (see
+// Options.RowTimeout).
 func WithRowTimeout(d time.Duration) Option { return func(o *Options) { o.RowTimeout = d } }
+
+// WithCallTimeout fixes the per-call bound instead of deriving it from the
+// store's latency (see Options.CallTimeout).
+func WithCallTimeout(d time.Duration) Option { return func(o *Options) { o.CallTimeout = d } }
+
+// The floors of the time bounds a run may set.
+const (
+	// MinRowTimeout is the least Options.RowTimeout (--timeout).
+	MinRowTimeout = chapter.MinRowTimeout
+	// MinCallTimeout is the least Options.CallTimeout (--call-timeout).
+	MinCallTimeout = chapter.MinCallTimeout
+)
+
+// checkBounds refuses a row or call timeout that is negative or below its
+// floor, naming the flag that sets it; zero is the default.
+func checkBounds(row, call time.Duration) error {
+	if row != 0 && row < MinRowTimeout {
+		return fmt.Errorf("the row timeout (--timeout) %s is below its floor of %s", row, MinRowTimeout)
+	}
+	if call != 0 && call < MinCallTimeout {
+		return fmt.Errorf("the call timeout (--call-timeout) %s is below its floor of %s", call, MinCallTimeout)
+	}
+	return nil
+}
 
 // WithReportDir sets where the reports go ("-": nowhere).
 func WithReportDir(dir string) Option { return func(o *Options) { o.ReportDir = dir } }
@@ -274,6 +315,9 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 		}
 	}
 	if _, err := fencesCommand(s.Fences); err != nil {
+		return s, err
+	}
+	if err := checkBounds(s.RowTimeout, s.CallTimeout); err != nil {
 		return s, err
 	}
 	if s.Seed == 0 {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // envOf is a getenv over a fixed map.
@@ -257,5 +258,33 @@ func TestCommandRefusesEnvAgainstFlag(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("stdout %q: the command went on", out.String())
+	}
+}
+
+// TestBoundsHaveFloors checks that a run refuses a row or call timeout
+// below its floor, or negative, and takes one at the floor or zero (the
+// default).
+func TestBoundsHaveFloors(t *testing.T) {
+	for _, c := range []struct {
+		opts []Option
+		want string // "" for accepted
+	}{
+		{nil, ""},
+		{[]Option{WithRowTimeout(MinRowTimeout), WithCallTimeout(MinCallTimeout)}, ""},
+		{[]Option{WithRowTimeout(MinRowTimeout - time.Millisecond)}, "--timeout"},
+		{[]Option{WithRowTimeout(-time.Second)}, "--timeout"},
+		{[]Option{WithCallTimeout(MinCallTimeout - time.Millisecond)}, "--call-timeout"},
+		{[]Option{WithCallTimeout(-time.Second)}, "--call-timeout"},
+	} {
+		_, err := resolveEnv(append(c.opts, WithSeed(1)), noEnv)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: refused: %v", c.opts, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "floor")):
+			t.Errorf("want a refusal naming %s and its floor, got %v", c.want, err)
+		}
+	}
+	if _, err := RunBinary(nil, WithCallTimeout(time.Millisecond)); err == nil || !strings.Contains(err.Error(), "--call-timeout") {
+		t.Errorf("RunBinary with a call timeout below the floor: %v", err)
 	}
 }

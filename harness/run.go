@@ -213,10 +213,12 @@ func ValidateLabelFilter(f string) error {
 func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 	fences, _ := fencesCommand(o.Fences) // resolve checked it
 	return chapter.Config{
-		NewRealm:   newRealm,
-		Seed:       o.Seed,
-		RowTimeout: o.RowTimeout,
-		Settle:     o.Settle,
+		NewRealm:    newRealm,
+		Seed:        o.Seed,
+		RowTimeout:  o.RowTimeout,
+		CallTimeout: o.CallTimeout,
+		Timing:      chapter.NewTiming(o.CallTimeout),
+		Settle:      o.Settle,
 		Repro: func(rowID reports.RowID) string {
 			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences})
 		},

@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/internal/chapter/fences"
@@ -165,6 +168,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"store URL without scheme", []string{"run", "--store", "nothing"}, "no scheme"},
 		{"unwritable report dir", []string{"run", "--report-dir", filepath.Join(notDir, "sub")}, "--report-dir"},
 		{"bad timeout", []string{"run", "--timeout", "-1s"}, "--timeout"},
+		{"timeout below its floor", []string{"run", "--timeout", "999ms"}, "--timeout"},
+		{"call timeout below its floor", []string{"run", "--call-timeout", "99ms"}, "--call-timeout"},
+		{"negative call timeout", []string{"run", "--call-timeout", "-1s"}, "--call-timeout"},
 		{"reproduce without a string", []string{"reproduce"}, "give the repro string"},
 		{"malformed repro", []string{"reproduce", "v9;seed=1"}, "repro"},
 		{"repro without seed", []string{"reproduce", "v1;row=kill"}, "no seed"},
@@ -1166,4 +1172,197 @@ func openTempDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// boundIn returns the duration that follows marker in s, as
+// time.ParseDuration reads it up to the next space, comma or parenthesis.
+func boundIn(t *testing.T, s, marker string) time.Duration {
+	t.Helper()
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("%q does not name a bound after %q", reports.Clip(s, 600), marker)
+	}
+	rest := s[i+len(marker):]
+	if j := strings.IndexAny(rest, " ,()"); j >= 0 {
+		rest = rest[:j]
+	}
+	d, err := time.ParseDuration(rest)
+	if err != nil {
+		t.Fatalf("the bound after %q: %v", marker, err)
+	}
+	return d
+}
+
+// runReport runs the command with args and a report directory, expects
+// exit code want, and returns the report.
+func runReport(t *testing.T, want int, args ...string) *reports.Run {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, append(args, "--report-dir", dir)...)
+	if r.code != want {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestHangInCommitIsJudgedAtTheCall runs every chapter over a store whose
+// eighth commit of each realm never answers: each hang is reported at the
+// call, under the per-call bound derived from the store's latency (the
+// floor, for a store that answers in microseconds), never as a spec
+// timeout, and the realm serves on, so every other row passes.
+func TestHangInCommitIsJudgedAtTheCall(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:hangs-commit")
+	failed := 0
+	for _, row := range run.Rows {
+		if row.Status != reports.StatusFailed {
+			if !row.Certified() {
+				t.Errorf("row %s: %s %v; want passed", row.ID, row.Status, row.NotExercised)
+			}
+			continue
+		}
+		failed++
+		for _, f := range row.Failures {
+			if f.Obligation != "ob:errors" || !strings.Contains(f.Message, "hang in Commit") || strings.Contains(f.Message, "time bound") {
+				t.Errorf("row %s: want the hang reported at the commit under ob:errors, got [%s] %s", row.ID, f.Obligation, reports.Clip(f.Message, 400))
+				continue
+			}
+			if d := boundIn(t, f.Message, "within the per-call bound of "); d > 5*time.Second {
+				t.Errorf("row %s: the hang was judged at a per-call bound of %s, want one near the 2s floor", row.ID, d)
+			}
+		}
+	}
+	if failed != 3 {
+		t.Errorf("%d rows failed, want one per chapter over the store (3)", failed)
+	}
+}
+
+// TestRealmLockIsJudgedAtTheStallBound runs the host store chapter over a
+// store whose commits wait for one realm-wide lock: the stall rows call
+// the stall at the bound derived from the store's own commit latency (the
+// 1 s floor, for a store that commits in microseconds).
+func TestRealmLockIsJudgedAtTheStallBound(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:realm-lock", "--label-filter", "chapter:host-store")
+	for _, row := range run.Rows {
+		stall := row.ID == "independence" || row.ID == "stalled-commit"
+		switch {
+		case row.NotSelected:
+		case !stall && !row.Certified():
+			t.Errorf("row %s: %s; want passed", row.ID, row.Status)
+		case stall && row.Status != reports.StatusFailed:
+			t.Errorf("row %s: %s; want failed", row.ID, row.Status)
+		case stall:
+			for _, f := range row.Failures {
+				if f.Obligation != "ob:8" {
+					t.Errorf("row %s: a failure names %s, want ob:8: %s", row.ID, f.Obligation, reports.Clip(f.Message, 300))
+					continue
+				}
+				if d := boundIn(t, f.Message, "(the stall bound: "); d > 1250*time.Millisecond {
+					t.Errorf("row %s: the stall was called after %s, want about the 1s floor", row.ID, d)
+				}
+			}
+		}
+	}
+}
+
+// TestSilentServerIsRefusedByThePreflight points the command at a server
+// that accepts connections and never answers: the preflight refuses it
+// (exit 2) at its bound of 10 s, in one line.
+func TestSilentServerIsRefusedByThePreflight(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	r := conform(t, "run", "--store", "postgres://conform:x@"+ln.Addr().String()+"/conform?sslmode=disable", "--report-dir", "-")
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, "cannot be opened") {
+		t.Fatalf("want one line saying the store cannot be opened, got:\n%s", r.stderr)
+	}
+	if d := boundIn(t, r.stderr, "did not answer within "); d > harness.PreflightBound {
+		t.Errorf("the preflight waited %s, want at most %s", d, harness.PreflightBound)
+	}
+}
+
+// TestSlowStoreCertifies runs the independence row over the reference
+// store behind 5 ms of latency per call, with the harness's own time
+// bounded at the 1 s floor: the row's specs spend seconds in the store
+// (over a thousand calls each), far beyond that bound, and pass.
+func TestSlowStoreCertifies(t *testing.T) {
+	run := runReport(t, 0, "run", "--store", "slow:5ms", "--rows", "independence", "--timeout", "1s")
+	for _, row := range run.Selected() {
+		if !row.Certified() {
+			t.Errorf("row %s: %s %v", row.ID, row.Status, row.NotExercised)
+		}
+		if row.Duration <= 2*time.Second {
+			t.Errorf("row %s took %s; the property needs its specs to spend more than their 1s bound in the store", row.ID, row.Duration)
+		}
+	}
+}
+
+// TestWaitingLapseCertifies runs the stale-fence row over a store that
+// lets leases run out by waiting its declared lease of 3 s, with the
+// harness's own time bounded at 1 s: each LapseFenceLeases takes the
+// lease, which is the store's right, and the row passes.
+func TestWaitingLapseCertifies(t *testing.T) {
+	run := runReport(t, 0, "run", "--store", "lapsewait:3s", "--rows", "stale-fence", "--timeout", "1s")
+	for _, row := range run.Selected() {
+		if !row.Certified() {
+			t.Errorf("row %s: %s %v", row.ID, row.Status, row.NotExercised)
+		}
+		if row.Duration < 3*time.Second {
+			t.Errorf("row %s took %s; the property needs at least one lapse of 3s", row.ID, row.Duration)
+		}
+	}
+}
+
+// TestOutageStopsTheRun runs every chapter over a store whose server goes
+// away at a realm's eighth commit: the row in which it happened and every
+// row after it, in every chapter, are not run, saying that the store
+// became unavailable; no row fails.
+func TestOutageStopsTheRun(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:outage")
+	gone := false
+	for _, row := range run.Selected() {
+		if row.ID == "reopen" {
+			gone = true
+		}
+		switch {
+		case row.Chapter == "admission":
+		case row.Status == reports.StatusFailed:
+			t.Errorf("row %s failed: %s", row.ID, reports.Clip(row.Failures[0].Message, 300))
+		case gone && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row reopen")):
+			t.Errorf("row %s: %s %v; want not run because the store became unavailable", row.ID, row.Status, row.NotExercised)
+		case !gone && !row.Certified():
+			t.Errorf("row %s: %s; want passed", row.ID, row.Status)
+		}
+	}
+	if !gone {
+		t.Error("the report has no row reopen")
+	}
 }

@@ -106,6 +106,15 @@ const (
 	// batch that never lands, as an append-only store that forgets to
 	// ignore rows without a commit marker does.
 	DirtyRead
+	// HangsCommit [ob:errors] blocks the realm's HangCommitAt-th commit
+	// forever, ignoring its context, before it checks anything and holding
+	// no lock: that one call never answers, while every other call of the
+	// realm is served as a correct store serves it.
+	HangsCommit
+	// Outage [none: the rows after it do not run] loses its server at the
+	// realm's OutageAt-th commit: that commit and every later call of any
+	// handle, every Open and LapseFenceLeases answer Unavailable.
+	Outage
 
 	bugEnd
 )
@@ -140,6 +149,8 @@ var bugNames = map[Bugs]string{
 	UTF16Order:             "utf16-order",
 	PadSpace:               "pad-space",
 	DirtyRead:              "dirty-read",
+	HangsCommit:            "hangs-commit",
+	Outage:                 "outage",
 }
 
 // AllBugs lists every single bug, in declaration order.

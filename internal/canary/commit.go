@@ -25,6 +25,16 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	}
 	r := s.r
 	id := b.CommitID()
+	if r.bugs&(HangsCommit|Outage) != 0 {
+		n := r.commits.Add(1)
+		if r.bugs.Has(HangsCommit) && n == HangCommitAt {
+			<-never
+		}
+		if r.bugs.Has(Outage) && n == OutageAt {
+			r.gone.Store(true)
+			return errGone()
+		}
+	}
 	if r.bugs.Has(Panics) && strings.Contains(string(id), "rows/") {
 		panic(fmt.Sprintf("canary: deliberate panic in the commit of %q", id))
 	}

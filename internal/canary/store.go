@@ -39,6 +39,9 @@ func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if f.r.gone.Load() {
+		return nil, errGone()
+	}
 	return &Store{r: f.r}, nil
 }
 
@@ -48,6 +51,9 @@ func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if f.r.gone.Load() {
+		return errGone()
 	}
 	r := f.r
 	r.mu.Lock()
@@ -81,7 +87,29 @@ type realm struct {
 	landed map[hoststore.CommitID]bool
 	// lied holds the batches UnavailableAfterApply returned Unavailable for.
 	lied map[hoststore.CommitID]bool
+
+	// commits counts the realm's commits, for HangsCommit and Outage.
+	commits atomic.Int64
+	// gone is set once the Outage bug lost the realm's server.
+	gone atomic.Bool
 }
+
+// OutageAt is the commit of a realm, counting from 1, at which the Outage
+// bug loses the realm's server.
+const OutageAt = 8
+
+// errGone is what every call answers once the Outage bug lost the server.
+func errGone() error {
+	return &hoststore.UnavailableError{Detail: "canary: the realm's server is gone"}
+}
+
+// HangCommitAt is which commit of a realm, counting from 1, the
+// HangsCommit bug blocks forever.
+const HangCommitAt = 8
+
+// never is what a commit that HangsCommit blocks waits on: nothing ever
+// closes it.
+var never = make(chan struct{})
 
 // key is where the realm keeps ref: ref itself, or under PadSpace its name
 // without trailing spaces.
@@ -161,6 +189,9 @@ func (s *Store) enter(ctx context.Context) error {
 	}
 	if s.killed.Load() {
 		return &hoststore.UnavailableError{Detail: "the handle was killed or closed"}
+	}
+	if s.r.gone.Load() {
+		return errGone()
 	}
 	s.flush()
 	return nil

@@ -2,6 +2,8 @@ package chapter
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -29,12 +31,24 @@ type Row struct {
 type Specs struct {
 	row    *Row
 	env    func() *Env
+	timing *Timing // the run's: why the store became unavailable
 	spec   []any
 	record *[][]string // set: It records the spec's labels and registers nothing
 }
 
-// It registers one spec of the row, with the row's time bound and the
-// labels of the obligations it checks.
+// down returns why the store became unavailable earlier in the run, or "".
+func (s *Specs) down() string {
+	if s.timing == nil {
+		return ""
+	}
+	return s.timing.Down()
+}
+
+// It registers one spec of the row, with the labels of the obligations it
+// checks. The spec is not run once the store became unavailable in the
+// run; its harness-side time is bounded by the row timeout (specClock),
+// each store call by its per-call bound, and the whole spec, as a last
+// resort against a harness that stops, by LastResort.
 func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ctx context.Context, e *Env)) {
 	labels := make(Labels, 0, len(obligations))
 	for _, o := range obligations {
@@ -47,17 +61,27 @@ func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ct
 	args := append([]any{labels}, s.spec...)
 	id := s.row.ID
 	args = append(args, func(ctx SpecContext) {
+		if why := s.down(); why != "" {
+			AddReportEntry(EntryNotRun, why, ReportEntryVisibilityNever)
+			Skip("not run: " + why)
+		}
 		e := s.env()
 		if e == nil {
 			Fail("the realm could not be opened; see the chapter's first failure")
 		}
 		e.beginSpec(id, CurrentSpecReport().FullText())
-		e.probeHealth(ctx)
-		if e.unusable != "" {
-			AddReportEntry(EntryNotRun, e.unusable, ReportEntryVisibilityNever)
-			Skip("not run: " + e.unusable)
+		e.probeHealth()
+		if why := e.timing.Down(); why != "" {
+			AddReportEntry(EntryNotRun, why, ReportEntryVisibilityNever)
+			Skip("not run: " + why)
 		}
-		body(ctx, e)
+		bound := e.Cfg.RowBound()
+		sctx, spent := e.specClock(ctx, bound)
+		defer spent()
+		body(sctx, e)
+		if spent() {
+			Fail(fmt.Sprintf("the spec spent more than its bound of %s of the harness's own time (time in which none of its store calls was in flight)", bound))
+		}
 	})
 	It(text, args...)
 }
@@ -142,6 +166,9 @@ func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) b
 	var env *Env
 	Describe(title, append(Decorators(id), func() {
 		BeforeAll(func(ctx SpecContext) {
+			if cfg.Timing != nil && cfg.Timing.Down() != "" {
+				return // every spec is not run
+			}
 			e, err := newEnv(ctx, cfg)
 			if err != nil {
 				Fail("the chapter could not start: " + err.Error())
@@ -155,11 +182,19 @@ func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) b
 		})
 		for _, row := range rows {
 			Describe(row.Name, Label("row:"+string(row.ID)), func() {
-				row.Specs(&Specs{row: row, env: func() *Env { return env }, spec: []any{SpecTimeout(cfg.RowBound())}})
+				row.Specs(&Specs{row: row, env: func() *Env { return env }, timing: cfg.Timing, spec: []any{SpecTimeout(LastResort(cfg))}})
 			})
 		}
 	})...)
 	return true
+}
+
+// LastResort is how long a spec may take in all before Ginkgo abandons it:
+// an hour, or sixty row timeouts when that is longer. The harness's own
+// time (RowTimeout) and every store call (CallTimeout) have bounds of
+// their own far below it; it only stops a harness that stopped itself.
+func LastResort(cfg Config) time.Duration {
+	return max(time.Hour, 60*cfg.RowBound())
 }
 
 // SpecLabels returns the labels each spec of row carries in chapter ch, as

@@ -36,16 +36,29 @@ type Config struct {
 	// Each row draws from its own source derived from Seed and the row, so
 	// a row's choices do not depend on which rows ran before it.
 	Seed uint64
-	// RowTimeout bounds each spec of a row; zero means 60 s. A store call
-	// still unanswered then is reported as a hang.
+	// RowTimeout bounds the harness's own time in each spec of a row: the
+	// time in which none of the spec's store calls is in flight (its
+	// bookkeeping, its checks, its waits on nothing but itself); zero
+	// means 60 s. The store's time is bounded call by call instead
+	// (CallTimeout), so a spec of many calls to a slow store is not cut
+	// short. A spec that spends more is abandoned and fails.
 	RowTimeout time.Duration
+	// CallTimeout is how long one store call may take before the harness
+	// calls it a hang; zero derives it from the latency the store showed
+	// so far in the run (Timing.CallBound). Time in which the harness
+	// holds or delays a commit inside the store never counts.
+	CallTimeout time.Duration
+	// Timing is the run's record of the store's latency, shared by its
+	// chapters; nil gives each chapter a record of its own.
+	Timing *Timing
 	// Repro renders the repro string for a row ID; nil leaves it empty.
 	Repro func(rowID reports.RowID) string
 	// Settle bounds how long a row waits for a store to finish something it
 	// may legitimately wait on (a takeover waiting for a held commit) before
 	// it judges the other order; zero means 2 s. It never turns a correct
 	// store's verdict into a failure: it only picks which valid order a row
-	// then checks.
+	// then checks. (How long the stall rows wait is the store's own:
+	// Timing.StallBound.)
 	Settle time.Duration
 	// Fences, when not nil, runs the admission chapter over a helper: a
 	// program and its arguments that speak the helper protocol
@@ -98,12 +111,23 @@ type Env struct {
 	ids    int
 	rng    *rand.Rand
 
-	breaches []*Breach // what the running spec caught outside the contract
-	suspect  bool      // a call hung: the realm is probed before the next spec
+	breaches   []*Breach     // what the running spec caught outside the contract
+	suspect    bool          // a call hung: the realm is probed before the next spec
+	suspectRow reports.RowID // the row in which it hung
+	trouble    string        // the running spec's first call that hung or answered Unavailable
+	troubleH   bool          // that call hung
+
+	timing *Timing
+	lease  time.Duration // the lease the store's handles declare (0: not read yet)
+
+	// busy counts the store calls in flight; busyFor is the time in which
+	// at least one was, up to busySince when busy > 0 (specClock).
+	busy      int
+	busySince time.Time
+	busyFor   time.Duration
 
 	inStore   map[instore.Site]bool // which in-store failpoints the store calls
 	probed    bool
-	unusable  string // why the realm cannot serve the next rows ("" when it can)
 	trailFull bool
 }
 
@@ -121,7 +145,15 @@ func newEnv(ctx context.Context, cfg Config) (*Env, error) {
 	if realm == nil {
 		return nil, fmt.Errorf("new realm: the factory is nil")
 	}
-	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel()}, nil
+	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel(), timing: cfg.timing()}, nil
+}
+
+// timing returns the run's Timing, or a new one when the config has none.
+func (c Config) timing() *Timing {
+	if c.Timing != nil {
+		return c.Timing
+	}
+	return NewTiming(c.CallTimeout)
 }
 
 // beginSpec resets the per-spec state: the trail and the random source.
@@ -131,6 +163,7 @@ func (e *Env) beginSpec(rowID reports.RowID, text string) {
 	e.trail = e.trail[:0]
 	e.trailFull = false
 	e.breaches = nil
+	e.trouble, e.troubleH = "", false
 	e.rowID = rowID
 	h := fnv.New64a()
 	h.Write([]byte(text))
@@ -164,6 +197,9 @@ func (e *Env) trailLines() []string {
 
 // Rand is the current spec's seeded random source.
 func (e *Env) Rand() *rand.Rand { return e.rng }
+
+// Timing is the run's record of the store's latency and health.
+func (e *Env) Timing() *Timing { return e.timing }
 
 // RowID is the ID of the row running now.
 func (e *Env) RowID() reports.RowID { return e.rowID }
@@ -204,28 +240,56 @@ func (e *Env) MustOpen(ctx context.Context) *Proc {
 	return p
 }
 
-// Lapse lets every recorded lease run out through the factory.
+// Lapse lets every recorded lease run out through the factory. A store
+// may do so by waiting: the call is a hang only once it took the lease its
+// handles declare (FenceTiming) plus the per-call bound.
 func (e *Env) Lapse(ctx context.Context) {
 	GinkgoHelper()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- &Breach{Op: "LapseFenceLeases", Kind: BreachPanic, Detail: fmt.Sprint(r)}
-			}
-		}()
-		done <- e.realm.LapseFenceLeases(ctx)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = &Breach{Op: "LapseFenceLeases", Kind: BreachHang, Detail: "did not return within the row's time bound"}
+	lease := e.declaredLease(ctx)
+	cb, rule := e.timing.CallBound("LapseFenceLeases")
+	bound := lease + cb
+	res := e.await(ctx, bound, func(ctx context.Context) error { return e.realm.LapseFenceLeases(ctx) })
+	err := res.err
+	switch {
+	case res.panicked != "":
+		err = &Breach{Op: "LapseFenceLeases", Kind: BreachPanic, Detail: res.panicked}
+	case res.hung:
+		err = &Breach{Op: "LapseFenceLeases", Kind: BreachHang, Detail: fmt.Sprintf("did not return within the declared lease %s plus the per-call bound %s (%s)", lease, cb, rule)}
 	}
 	e.Tracef("lapse fence leases = %s", OkOr(err))
 	if err != nil {
 		e.Fail(ObFenceLease, "the factory's LapseFenceLeases failed", "every recorded lease runs out", ErrText(err))
 	}
+}
+
+// declaredLease returns the lease the store's handles declare, read once
+// from a live process (the default lease while none is live or the
+// timing cannot be read).
+func (e *Env) declaredLease(ctx context.Context) time.Duration {
+	e.mu.Lock()
+	lease := e.lease
+	var live *Proc
+	for i := len(e.procs) - 1; i >= 0 && lease == 0; i-- {
+		if !e.procs[i].Dead() {
+			live = e.procs[i]
+			break
+		}
+	}
+	e.mu.Unlock()
+	if lease > 0 {
+		return lease
+	}
+	lease = hoststore.DefaultFenceTiming().Lease()
+	if live == nil {
+		return lease
+	}
+	if t, err := live.Timing(ctx); err == nil && t.Valid() {
+		lease = t.Lease()
+		e.mu.Lock()
+		e.lease = lease
+		e.mu.Unlock()
+	}
+	return lease
 }
 
 // Writer returns the realm's current writer: the last process that acquired
@@ -328,7 +392,7 @@ func (e *Env) noteBreach(b *Breach) {
 	defer e.mu.Unlock()
 	e.breaches = append(e.breaches, b)
 	if b.Kind == BreachHang {
-		e.suspect = true
+		e.suspect, e.suspectRow = true, e.rowID
 	}
 }
 
@@ -342,35 +406,23 @@ func (e *Env) FirstBreach() *Breach {
 	return e.breaches[0]
 }
 
-// probeHealth runs before a spec once a call hung: a new process must open,
-// load and list within a short bound, or every later spec is not run,
-// with why.
-func (e *Env) probeHealth(ctx context.Context) {
+// probeHealth runs before a spec once a call hung in an earlier one: the
+// store is probed (available), and when it cannot serve, every later spec
+// is not run, with why.
+func (e *Env) probeHealth() {
 	e.mu.Lock()
 	suspect := e.suspect
-	e.suspect = false
 	e.mu.Unlock()
-	if !suspect || e.unusable != "" {
-		return
-	}
-	bound := min(e.Cfg.RowBound()/2, 10*time.Second)
-	pctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	p, err := e.Open(pctx)
-	if err == nil {
-		_, err = p.Load(pctx, hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "conform/health"})
-		if err == nil {
-			_, err = p.List(pctx, hoststore.KindRecord, nil, 1)
+	if suspect && e.timing.Down() == "" {
+		if why := e.available(); why != "" {
+			e.timing.setDown(fmt.Sprintf("the store became unavailable after row %s: a store call hung; then %s", e.suspectRow, why))
 		}
-		p.Kill()
 	}
-	if err != nil {
-		e.unusable = "the realm cannot serve after a store call hung: " + ErrText(err)
-		return
+	if e.timing.Down() == "" {
+		e.mu.Lock()
+		if e.writer != nil && e.writer.Dead() {
+			e.writer = nil
+		}
+		e.mu.Unlock()
 	}
-	e.mu.Lock()
-	if e.writer != nil && e.writer.Dead() {
-		e.writer = nil
-	}
-	e.mu.Unlock()
 }

@@ -37,8 +37,13 @@ func (e *Env) Fail(ob reports.ObligationID, message, expected, got string) {
 }
 
 // FailDiff is Fail with a diff of structures (heads, rows, listings).
+//
+// When one of the spec's store calls hung or answered Unavailable, the
+// store is probed first (outage): a store that became unavailable makes
+// the spec not run instead, unless a hang came first.
 func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff string) {
 	GinkgoHelper()
+	down := e.outage()
 	f := reports.Failure{
 		Message:    message,
 		Obligation: ob,
@@ -51,6 +56,7 @@ func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff str
 		f.Obligation = ObErrors
 		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, reports.Clip(br.Detail, 500), message)
 	}
+	f.Message += down
 	if b, err := json.Marshal(f); err == nil {
 		AddReportEntry(EntryFailure, string(b), ReportEntryVisibilityNever)
 	}

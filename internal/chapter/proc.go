@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,7 @@ import (
 )
 
 // Breach is an answer outside the contract that the harness caught around a
-// store call: a panic, a hang past the row's bound, or an error that is none
+// store call: a panic, a hang past the per-call bound, or an error that is none
 // of the six types. The call's caller turns it into a failure of ObErrors
 // (or of the row's own obligation, where the row says so).
 type Breach struct {
@@ -33,7 +32,7 @@ type BreachKind string
 const (
 	// BreachPanic is a store call that panicked.
 	BreachPanic BreachKind = "panic"
-	// BreachHang is a store call still unanswered at the row's time bound.
+	// BreachHang is a store call still unanswered at its per-call bound.
 	BreachHang BreachKind = "hang"
 	// BreachUnknownError is an error that is none of the six types, or a
 	// context error while the caller's context was live.
@@ -49,8 +48,9 @@ func (b *Breach) Error() string {
 
 // Proc is one "process" of the chapter: a handle from the factory's Open,
 // wrapped in the fault injector and traced. Every call runs with the row's
-// context; a panic, a hang or an error outside the contract comes back as
-// a *Breach, never takes the harness down.
+// context under its own per-call bound; a panic, a hang or an error
+// outside the contract comes back as a *Breach, never takes the harness
+// down.
 type Proc struct {
 	ID    int
 	Token hoststore.FenceToken // the last token this process acquired (0: none)
@@ -86,38 +86,42 @@ func (p *Proc) Dead() bool {
 	return stale || p.dead.Load() || p.wrap.Killed()
 }
 
-// run calls f on its own goroutine and waits for it or for ctx. A panic in
-// the store becomes a Breach; so does a call that outlives ctx (a hang).
+// run calls f on its own goroutine and waits for its answer, bounded by
+// the per-call bound (Timing.CallBound; the harness's own holds and delays
+// do not count). A panic in the store becomes a Breach; so does a call
+// still unanswered at its bound (a hang), which also makes the handle
+// stale: it is not used again. A call the spec's end cut short returns
+// the context's error. The store's time of every answer is recorded for
+// the bounds of later calls.
 func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- &Breach{Op: op, Kind: BreachPanic, Detail: fmt.Sprintf("%v\n%s", r, clipStack(debug.Stack()))}
-			}
-		}()
-		done <- f(ctx)
-	}()
-	select {
-	case err := <-done:
-		return p.classify(ctx, op, err)
-	case <-ctx.Done():
-		// Give an answer that races the deadline a last chance.
-		select {
-		case err := <-done:
-			return p.classify(ctx, op, err)
-		default:
-		}
+	e := p.env
+	bound, rule := e.timing.CallBound(op)
+	a := e.await(ctx, bound, f)
+	switch {
+	case a.panicked != "":
+		return p.classify(ctx, op, &Breach{Op: op, Kind: BreachPanic, Detail: a.panicked})
+	case a.hung, a.gone:
 		p.mu.Lock()
 		p.stale = true
 		p.mu.Unlock()
-		b := &Breach{Op: op, Kind: BreachHang, Detail: "the store did not answer within the row's time bound (" + ctx.Err().Error() + ")"}
-		p.env.noteBreach(b)
 		if w := p.wrap; w != nil {
 			go w.Kill() // the handle is not used again; Kill may itself block in a hung store
 		}
+		if a.gone {
+			return ctx.Err()
+		}
+		b := &Breach{Op: op, Kind: BreachHang, Detail: fmt.Sprintf("the store did not answer %s within the per-call bound of %s", op, rule)}
+		e.noteBreach(b)
+		e.noteTrouble(fmt.Sprintf("%s hung (no answer within %s)", op, bound), true)
 		return b
 	}
+	if a.clean && !errors.Is(a.err, faults.ErrKilled) {
+		e.timing.observe(op, a.took)
+	}
+	if hoststore.KindOf(a.err) == hoststore.ErrKindUnavailable && !IsHarnessErr(a.err) {
+		e.noteTrouble(fmt.Sprintf("%s answered %s", op, ErrText(a.err)), false)
+	}
+	return p.classify(ctx, op, a.err)
 }
 
 // classify checks err against the error contract; a breach is recorded

@@ -89,6 +89,7 @@ func (h *Hold) Site() instore.Site { return h.site }
 // wait blocks the commit that took the hold until the harness decides or
 // ctx ends.
 func (h *Hold) wait(ctx context.Context, id hoststore.CommitID) error {
+	defer beginHarnessWait()()
 	close(h.arrived)
 	select {
 	case <-h.decided:

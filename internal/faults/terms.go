@@ -319,11 +319,13 @@ func (ts *termSet) next() *termAct {
 	return &ts.chain[i]
 }
 
-// sleepCtx sleeps d, or less when ctx ends first (then it returns ctx.Err()).
+// sleepCtx sleeps d, or less when ctx ends first (then it returns
+// ctx.Err()); the sleep counts as the harness's time (HarnessTime).
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
+	defer beginHarnessWait()()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

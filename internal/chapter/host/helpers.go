@@ -35,12 +35,17 @@ func goCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch) <-
 
 // waitArrived waits until the held commit arrives at its site. A commit that
 // returns without arriving means the store skipped the site for it: the
-// spec ends as not exercised. A commit that does neither fails the spec.
+// spec ends as not exercised. A commit that does neither (it hung before
+// the site) fails the spec.
 func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error) {
 	GinkgoHelper()
 	select {
 	case <-h.Arrived():
 	case err := <-res:
+		var br *chapter.Breach
+		if asErr(err, &br) && br.Kind == chapter.BreachHang {
+			e.Fail(chapter.ObErrors, fmt.Sprintf("the commit neither reached the in-store failpoint %s nor answered", h.Site()), "the commit at the failpoint", chapter.ErrText(err))
+		}
 		e.NothingExercised(fmt.Sprintf("the commit answered (%s) without reaching the in-store failpoint %s", chapter.OkOr(err), h.Site()))
 	case <-ctx.Done():
 		e.Fail(chapter.ObErrors, fmt.Sprintf("the commit neither reached the in-store failpoint %s nor answered", h.Site()), "the commit at the failpoint", "a hang")

@@ -58,17 +58,20 @@ func rowIndependence() *chapter.Row {
 	return r
 }
 
-// independenceBound is how long the burst may take while a commit is held
-// before the row calls it a stall. A store that commits independently
-// finishes in a fraction of it; only the verdict of a store that queues
-// every commit behind the held one depends on it.
-func (e *env) independenceBound() time.Duration {
-	return min(10*e.Cfg.SettleBound(), e.Cfg.RowBound()/3)
+// stallBound is how long a commit on another scope may keep the row
+// waiting, while one commit is held, before the row calls a stall: the
+// store's own commit latency times chapter.StallFactor, at least
+// chapter.StallFloor (Timing.StallBound). A store that commits
+// independently answers in about its usual latency; only the verdict of a
+// store that queues commits behind the held one depends on it.
+func (e *env) stallBound() (time.Duration, string) {
+	return e.Timing().StallBound()
 }
 
 // burst creates independenceScopes Record scopes and then updates each,
 // from independenceWorkers goroutines at once. With a hold, every commit
-// must answer while the hold is still held. It returns the scopes.
+// must answer while the hold is still held: the burst stalls when no
+// commit answers for the stall bound. It returns the scopes.
 func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faults.Hold) []hoststore.ScopeRef {
 	scopes := make([]hoststore.ScopeRef, independenceScopes)
 	creates := make([]*hoststore.CommitBatch, independenceScopes)
@@ -83,6 +86,13 @@ func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faul
 		err error
 	}
 	out := make(chan outcome, 2*independenceScopes)
+	progress := make(chan struct{}, 1)
+	tick := func() {
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for k := 0; k < independenceWorkers; k++ {
@@ -91,8 +101,10 @@ func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faul
 			defer wg.Done()
 			for i := range next {
 				err := w.Commit(ctx, creates[i])
+				tick()
 				if err == nil {
 					err = w.Commit(ctx, updates[i])
+					tick()
 				}
 				out <- outcome{i, err}
 			}
@@ -112,19 +124,30 @@ func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faul
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	if hold != nil {
+		stall, rule := e.stallBound()
+		t := time.NewTimer(stall)
 		stalled := false
-		select {
-		case <-done:
-		case <-time.After(e.independenceBound()):
-			stalled = true
-		case <-ctx.Done():
-			stalled = true
+	watch:
+		for {
+			select {
+			case <-done:
+				break watch
+			case <-progress:
+				t.Reset(stall)
+			case <-t.C:
+				stalled = true
+				break watch
+			case <-ctx.Done():
+				stalled = true
+				break watch
+			}
 		}
+		t.Stop()
 		if stalled {
 			n := len(out)
 			hold.Release()
 			<-done
-			e.Fail(chapter.ObIndependence, fmt.Sprintf("with one commit held in flight on another scope, only %d of %d concurrent commits on other scopes finished within %s", n, independenceScopes, e.independenceBound()),
+			e.Fail(chapter.ObIndependence, fmt.Sprintf("with one commit held in flight on another scope, no commit on another scope answered for %s (the stall bound: %s); %d of %d concurrent commits had finished", stall, rule, n, independenceScopes),
 				"every commit on another scope finishes while the held one waits", "the commits queued behind the held commit")
 		}
 	}
@@ -191,17 +214,18 @@ func rowStalledCommit() *chapter.Row {
 				}()
 				var ferr error
 				finished := false
+				stall, rule := e.stallBound()
 				select {
 				case ferr = <-done:
 					finished = true
-				case <-time.After(e.independenceBound()):
+				case <-time.After(stall):
 				case <-ctx.Done():
 				}
 				if !finished {
 					h.Release()
 					<-res
 					<-done
-					e.Fail(chapter.ObIndependence, fmt.Sprintf("a commit on another scope did not finish within %s while a commit on %s was held at %s", e.independenceBound(), a, site),
+					e.Fail(chapter.ObIndependence, fmt.Sprintf("a commit on another scope did not finish within %s (the stall bound: %s) while a commit on %s was held at %s", stall, rule, a, site),
 						"the other scope commits while the held one waits", "it waited for the held commit")
 				}
 				if ferr != nil {
