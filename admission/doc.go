@@ -1,16 +1,19 @@
 // Package admission implements realm admission fences: local flock fences
 // that keep a realm's configuration and authorization files still while an
-// admission reads them (spec: realm-admission-fences.txt).
+// admission reads them. The rules it keeps are the admission chapter's
+// obligations (adm:*, listed by `conform list`); the chapter's helper
+// protocol is docs/admission-helper-protocol.md.
 //
-// "A fence is a lock file, admission.lock, in a directory whose files an
-// admission reads. An admission holds its set of fences SHARED; a writer of
-// one of those files takes its fence EXCLUSIVE first, so it waits for the
-// admission to end, and writers of one fence exclude each other the same way."
+// Each fence is a file named admission.lock in the directory it guards. An
+// admission locks every fence it reads under in shared mode, so admissions
+// run side by side. A writer locks the fence of the directory it writes in
+// exclusive mode first: it waits until no admission and no other writer
+// holds that fence.
 //
 // A Guard takes a set of fences EXCLUSIVE for a writer; a Hold takes a set
 // SHARED for an admission and never creates a fence file. Fences are built by
 // a Layout (U, C and R, the realm fences) or by DocumentFence (the fence beside
-// a document); a set must follow the one global order of the spec, or it is
+// a document); a set must follow the one global order (adm:order), or it is
 // refused before anything is locked.
 //
 // Every refusal is typed and is never an unknown outcome: *InProgressError

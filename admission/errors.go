@@ -48,7 +48,7 @@ const (
 	CauseRealmID
 	// CauseIO: any other error of the operating system (a missing directory
 	// for a guard, EIO, ...), wrapped in the error. Nothing is held. This cause
-	// is not in the spec's list; it keeps such failures typed rather than
+	// is not among the causes above; it keeps such failures typed rather than
 	// unknown.
 	CauseIO
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// checkSet applies the spec's two rules to a set, before anything is locked:
+// checkSet applies the two rules of adm:order to a set, before anything is locked:
 // "An operation that takes more than one fence takes them in one global
 // order: U, then C by realm id, then R from the chain root out to the head,
 // then the fence beside a document. Every comparison is by bytes. Two realm

@@ -58,6 +58,10 @@ func rowIndependence() *chapter.Row {
 	return r
 }
 
+// singleWriterHint ends a stall finding: the usual cause in a store over an
+// engine with one write lock is a site reached while holding that lock.
+const singleWriterHint = "Every other commit waits for the held one, as behind a realm-wide lock. If your engine has one write lock for the whole database (SQLite, bbolt), the in-store sites must not be reached while it is held: see the instore package doc and docs/host-store-contract.md#in-store-failpoints"
+
 // stallBound is how long a commit on another scope may keep the row
 // waiting, while one commit is held, before the row calls a stall: the
 // store's own commit latency times chapter.StallFactor, at least
@@ -147,7 +151,7 @@ func (e *env) burst(ctx context.Context, w *chapter.Proc, tag string, hold *faul
 			n := len(out)
 			hold.Release()
 			<-done
-			e.Fail(chapter.ObIndependence, fmt.Sprintf("with one commit held in flight on another scope, no commit on another scope answered for %s (the stall bound: %s); %d of %d concurrent commits had finished", stall, rule, n, independenceScopes),
+			e.Fail(chapter.ObIndependence, fmt.Sprintf("with one commit held in flight on another scope, no commit on another scope answered for %s (the stall bound: %s); %d of %d concurrent commits had finished. %s", stall, rule, n, independenceScopes, singleWriterHint),
 				"every commit on another scope finishes while the held one waits", "the commits queued behind the held commit")
 		}
 	}
@@ -225,7 +229,7 @@ func rowStalledCommit() *chapter.Row {
 					h.Release()
 					<-res
 					<-done
-					e.Fail(chapter.ObIndependence, fmt.Sprintf("a commit on another scope did not finish within %s (the stall bound: %s) while a commit on %s was held at %s", stall, rule, a, site),
+					e.Fail(chapter.ObIndependence, fmt.Sprintf("a commit on another scope did not finish within %s (the stall bound: %s) while a commit on %s was held at %s. %s", stall, rule, a, site, singleWriterHint),
 						"the other scope commits while the held one waits", "it waited for the held commit")
 				}
 				if ferr != nil {
