@@ -112,10 +112,6 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-// MinTimeout is the floor of --timeout: a spec's bound below it fails a
-// correct store rather than judging it.
-const MinTimeout = time.Second
-
 // refuse prints one line to w, "conform NAME: " and the message with any
 // outside text in it escaped, and returns ExitUsage.
 func refuse(w io.Writer, name, format string, args ...any) int {
@@ -155,7 +151,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
 	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
-	timeout := fs.Duration("timeout", 60*time.Second, "the bound of the harness's own time in each spec of a row (time with no store call in flight; at least "+MinTimeout.String()+")")
+	timeout := fs.Duration("timeout", 60*time.Second, "the bound of the harness's own time in each spec of a row (time with no store call in flight; at least "+MinRowTimeout.String()+")")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: 10 × the store's p99 latency so far, within 2s..30s; at least 100ms)")
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
 	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
@@ -185,8 +181,8 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	case len(pos) > 0:
 		return refuse(stderr, name, "unexpected argument %q", pos[0])
 	}
-	if *timeout < MinTimeout {
-		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinTimeout)
+	if *timeout < MinRowTimeout {
+		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinRowTimeout)
 	}
 	if err := checkBounds(*timeout, *callTimeout); err != nil || *callTimeout < 0 {
 		if err == nil {
