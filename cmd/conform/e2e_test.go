@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/reports"
@@ -1364,5 +1366,31 @@ func TestOutageStopsTheRun(t *testing.T) {
 	}
 	if !gone {
 		t.Error("the report has no row reopen")
+	}
+}
+
+// TestReportsThatCannotBeWrittenExitTwo runs with the report directory on
+// a filesystem too small for the reports (a 64 KiB tmpfs): the run ends,
+// its summary says the reports were not written, and the exit code is 2,
+// not the verdict's 0.
+func TestReportsThatCannotBeWrittenExitTwo(t *testing.T) {
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatalf("mount a small tmpfs (the tests run as root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	dir := filepath.Join(mnt, "reports")
+	r := conform(t, "run", "--rows", "reopen,kill", "--report-dir", dir)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "CONFORMANT") || !strings.Contains(r.stdout, "reports NOT written") {
+		t.Errorf("the summary does not give the verdict and say the reports were not written:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "reports: "+dir) {
+		t.Errorf("the summary claims the reports were written:\n%s", r.stdout)
+	}
+	if es, _ := os.ReadDir(mnt); len(es) != 0 {
+		t.Errorf("a failed write left %v", es)
 	}
 }
