@@ -36,11 +36,12 @@ go test -race -count=1 -timeout 15m "${pkgs[@]}"
 
 if [ $# -eq 0 ]; then
 	# Every parser of user input has a fuzz target; each runs briefly here
-	# (its seed corpus also runs in the go test above).
+	# (its seed corpus also runs in the go test above). A short minimize
+	# budget keeps a new input's minimization from taking the whole time.
 	echo "== fuzz, ${CONFORM_FUZZTIME:-4s} a target"
 	for target in internal/faults:FuzzParseFailpointFlag harness:FuzzParseRepro \
 		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine; do
-		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" "./${target%%:*}"
+		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" -fuzzminimizetime 100x "./${target%%:*}"
 	done
 fi
 
