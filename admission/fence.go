@@ -7,27 +7,29 @@ import (
 	"sync/atomic"
 )
 
-// FenceFile is the name of every fence file: "Every fence file is
-// <directory>/admission.lock."
+// FenceFile is the file name of every fence. The fence that guards a
+// directory is that directory's admission.lock.
 const FenceFile = "admission.lock"
 
-// Kind is a fence's place in the global order: U, then C, then R, then the
-// fence beside a document.
+// Kind is the kind of a fence. It is also the fence's rank in the global
+// order of adm:order: KindUser ranks first and KindDocument last.
 type Kind uint8
 
 const (
-	// KindUser is U, the user root's fence.
+	// KindUser is U, the fence of the user root.
 	KindUser Kind = iota + 1
-	// KindCredential is C, a realm's fence under the credential root.
+	// KindCredential is C, the fence of a realm under the credential root.
+	// C fences go by realm id, compared as bytes.
 	KindCredential
-	// KindRealm is R, a realm's fence under the state root, with its position
-	// in a composed chain.
+	// KindRealm is R, the fence of a realm under the state root. R fences go
+	// by their position in one composed chain (see Layout.RealmChain).
 	KindRealm
-	// KindDocument is the fence beside a document; it is only ever alone.
+	// KindDocument is the fence beside a document. A set that holds one holds
+	// nothing else.
 	KindDocument
 )
 
-// String is "U", "C", "R" or "D".
+// String returns "U", "C", "R" or "D", or "invalid" for any other value.
 func (k Kind) String() string {
 	switch k {
 	case KindUser:
@@ -42,9 +44,9 @@ func (k Kind) String() string {
 	return "invalid"
 }
 
-// Fence names one fence file and its place in the order. The zero Fence is
-// invalid and refused with CauseOrder; build fences with a Layout or with
-// DocumentFence.
+// Fence names one fence file and its place in the global order. Build
+// fences with a Layout or with DocumentFence. The zero Fence is invalid; a
+// set that holds it is refused with CauseOrder.
 type Fence struct {
 	kind  Kind
 	dir   string
@@ -53,20 +55,20 @@ type Fence struct {
 	pos   int    // KindRealm: position from the chain root
 }
 
-// Kind is the fence's kind.
+// Kind returns the fence's kind.
 func (f Fence) Kind() Kind { return f.kind }
 
-// Dir is the directory the fence guards (cleaned).
+// Dir returns the directory the fence guards, cleaned.
 func (f Fence) Dir() string { return f.dir }
 
-// Path is <Dir>/admission.lock.
+// Path returns the fence file, Dir joined with FenceFile.
 func (f Fence) Path() string { return filepath.Join(f.dir, FenceFile) }
 
-// Realm is the realm id of a C or R fence, and "" otherwise.
+// Realm returns the realm id of a C or R fence, and "" for other kinds.
 func (f Fence) Realm() string { return f.realm }
 
-// Position is an R fence's position in its chain, 0 at the root; -1 for
-// other kinds.
+// Position returns an R fence's position in its chain, 0 at the root. It
+// returns -1 for other kinds.
 func (f Fence) Position() int {
 	if f.kind != KindRealm {
 		return -1
@@ -74,7 +76,8 @@ func (f Fence) Position() int {
 	return f.pos
 }
 
-// String names the fence for messages, e.g. "R[1] ops at /state/realms/ops".
+// String returns the fence's name for messages, such as
+// "R[1] ops at /state/realms/ops".
 func (f Fence) String() string {
 	switch f.kind {
 	case KindCredential:
@@ -87,13 +90,14 @@ func (f Fence) String() string {
 	return "invalid fence"
 }
 
-// DocumentFence is the fence beside a document: <dir of document>/admission.lock.
+// DocumentFence returns the fence beside document: the admission.lock of
+// the document's directory. A set that holds it must hold nothing else.
 func DocumentFence(document string) Fence {
 	return Fence{kind: KindDocument, dir: filepath.Dir(filepath.Clean(document))}
 }
 
 // Layout places the U, C and R fences of an install under its roots. A
-// realm's directory is <root>/realms/<RealmDir(id)>.
+// realm's directory under a root is root/realms/RealmDir(id).
 type Layout struct {
 	// UserRoot holds U, the user root's fence.
 	UserRoot string
@@ -103,16 +107,18 @@ type Layout struct {
 	StateRoot string
 }
 
-// RealmsDir is the directory under a root that holds its realms' directories.
+// RealmsDir is the directory under a root that holds the realms'
+// directories.
 const RealmsDir = "realms"
 
-// User is U: <UserRoot>/admission.lock.
+// User returns U, the fence in UserRoot.
 func (l Layout) User() Fence {
 	return Fence{kind: KindUser, dir: filepath.Clean(l.UserRoot)}
 }
 
-// Credential is C for realm: <CredentialRoot>/realms/<RealmDir(realm)>/admission.lock.
-// A bad realm id is refused with CauseRealmID.
+// Credential returns C for realm, the fence in
+// CredentialRoot/realms/RealmDir(realm). A bad realm id is refused with
+// CauseRealmID.
 func (l Layout) Credential(realm string) (Fence, error) {
 	name, err := RealmDir(realm)
 	if err != nil {
@@ -121,13 +127,15 @@ func (l Layout) Credential(realm string) (Fence, error) {
 	return Fence{kind: KindCredential, dir: filepath.Join(l.CredentialRoot, RealmsDir, name), realm: realm}, nil
 }
 
+// chains numbers RealmChain calls, so a set can tell two chains apart.
 var chains atomic.Uint64
 
-// RealmChain builds the R fences of one composed chain, from its root
-// (chain[0]) out to its head, with their positions. It is the one function
-// that gives realm fences their chain positions, and only R fences of the
-// same call go together in a set. A bad realm id is refused with
-// CauseRealmID, an empty chain or a realm named twice with CauseOrder.
+// RealmChain returns the R fences of one composed chain, in
+// StateRoot/realms, from its root (chain[0]) out to its head. Each fence
+// knows its position and the call that made it. Only R fences from a single
+// call may share a set (adm:order); no other function makes R fences. A bad
+// realm id is refused with CauseRealmID. An empty chain, or a realm named
+// twice, is refused with CauseOrder.
 func (l Layout) RealmChain(chain ...string) ([]Fence, error) {
 	if len(chain) == 0 {
 		return nil, unavailable(CauseOrder, "", "an empty realm chain", nil)
@@ -152,11 +160,11 @@ func (l Layout) RealmChain(chain ...string) ([]Fence, error) {
 // maxName is the longest directory name the realm layout makes (NAME_MAX).
 const maxName = 255
 
-// RealmDir sanitizes a realm id into its directory name. The id ".", "..",
-// an empty id, and any id of more than one path component (one holding a
-// '/') are refused with CauseRealmID. Bytes outside [A-Za-z0-9._-] are
-// written %XX (upper-case hex), so distinct ids give distinct names; a name
-// longer than 255 bytes is refused too.
+// RealmDir returns the directory name of a realm id. Bytes outside
+// [A-Za-z0-9._-] are written %XX in upper-case hex, so distinct ids give
+// distinct names. The ids ".", ".." and "", an id that holds a '/', and an
+// id whose name would be longer than 255 bytes are refused with
+// CauseRealmID (adm:realm-ids).
 func RealmDir(realm string) (string, error) {
 	switch {
 	case realm == "", realm == ".", realm == "..":

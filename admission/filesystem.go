@@ -2,9 +2,10 @@ package admission
 
 import "fmt"
 
-// Filesystem is what the one predicate found for a directory or a fence
-// file: "A fence lives only on a local filesystem whose flock is native".
-// Writers, holders and the hosts-fences command all use it.
+// Filesystem is what StatFilesystem found for a directory or a fence file.
+// Fences are hosted only by local filesystems where flock(2) is native
+// (adm:filesystems). Guards, holds and the hosts-fences command all decide
+// with the same predicate.
 type Filesystem struct {
 	// Magic is statfs's f_type on Linux; 0 where the platform names its
 	// filesystems instead.
@@ -16,7 +17,8 @@ type Filesystem struct {
 	HostsFences bool
 }
 
-// String is e.g. "tmpfs (0x1021994), hosts fences".
+// String returns the filesystem and its verdict, such as
+// "tmpfs (0x1021994), hosts fences".
 func (f Filesystem) String() string {
 	verdict := "hosts no fence"
 	if f.HostsFences {

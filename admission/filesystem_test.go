@@ -56,7 +56,8 @@ func mountType(t *testing.T, path string) string {
 	return typ
 }
 
-// nativeFlock lists the mountinfo type names of the spec's Linux list.
+// nativeFlock lists, by mountinfo type name, the Linux filesystems that
+// host fences (adm:filesystems).
 var nativeFlock = map[string]bool{
 	"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "tmpfs": true,
 	"ramfs": true, "f2fs": true, "overlay": true, "zfs": true, "bcachefs": true,

@@ -26,10 +26,11 @@ type held struct {
 	released bool
 }
 
-// Release unlocks every fence of the set and closes its descriptors. Only
-// the process that took the set unlocks it: called from any other process
-// it answers an error and unlocks nothing. A second Release is a no-op. A
-// set that is never released is held until its process ends.
+// Release unlocks every fence of the set and closes its descriptors. It
+// works only in the process that took the set. In another process it
+// returns an error and unlocks nothing (adm:release). A second Release does
+// nothing and returns nil. A set that is never released stays held until
+// its process ends.
 func (h *held) Release() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -43,7 +44,8 @@ func (h *held) Release() error {
 	return releaseEntries(h.entries)
 }
 
-// Fences lists the set in its order, locked or skipped.
+// Fences returns the set in its order, both the locked and the skipped
+// fences.
 func (h *held) Fences() []Fence {
 	out := make([]Fence, len(h.entries))
 	for i, e := range h.entries {
@@ -52,9 +54,9 @@ func (h *held) Fences() []Fence {
 	return out
 }
 
-// Skipped lists the fences of the set that were not locked: those on a
-// filesystem that hosts no fence (a standalone install), and for a Hold
-// those whose file did not exist.
+// Skipped returns the fences of the set that were not locked. These are
+// the fences on a filesystem that hosts none (in a standalone install),
+// and, for a Hold, those whose file did not exist.
 func (h *held) Skipped() []Fence {
 	var out []Fence
 	for _, e := range h.entries {
@@ -65,16 +67,18 @@ func (h *held) Skipped() []Fence {
 	return out
 }
 
-// Guard is a set of fences held EXCLUSIVE by a writer. Its methods are safe
-// for concurrent use.
+// Guard is a set of fences a writer holds in exclusive mode. Get one from
+// Install.AcquireGuard or Install.TryAcquireGuard, and pass it to each
+// write it covers (see WriteFile and Covers). Its methods are safe for
+// concurrent use.
 type Guard struct {
 	held
 }
 
-// Covers reports whether the guard, not yet released, holds the fence of
-// path's directory: the file <dir of path>/admission.lock is the very file
-// (device and inode) the guard locked. A fence the guard skipped (a
-// filesystem that hosts none) covers the files of its directory, by path.
+// Covers reports whether the guard holds the fence of path's directory and
+// is not released. The admission.lock beside path must be the very file,
+// by device and inode, that the guard locked. A fence the guard skipped,
+// on a filesystem that hosts none, covers its directory by path alone.
 func (g *Guard) Covers(path string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -94,16 +98,20 @@ func (g *Guard) Covers(path string) bool {
 	return false
 }
 
-// Hold is a set of fences held SHARED by an admission. Its methods are safe
-// for concurrent use.
+// Hold is a set of fences an admission holds in shared mode. Get one from
+// Install.AcquireHold or Install.TryAcquireHold. Its methods are safe for
+// concurrent use.
 type Hold struct {
 	held
 }
 
-// errBusy is lockFd's answer when the fence stays held past the deadline.
+// errBusy is unused: lockFd returns *InProgressError when the fence stays
+// held past the deadline.
 var errBusy = errors.New("admission: fence busy")
 
-// acquire checks set and takes each fence in its order, sharing one deadline.
+// acquire checks set and takes each fence in its order, sharing one
+// deadline. On a refusal it lets go of what it took and returns the
+// refusal.
 func acquire(in Install, exclusive bool, bound time.Duration, wait bool, set []Fence) ([]entry, error) {
 	if err := checkSet(set); err != nil {
 		return nil, err

@@ -14,13 +14,14 @@ import (
 // HostsFencesUsage is the command's usage line.
 const HostsFencesUsage = "usage: conform hosts-fences DIR..."
 
-// HostsFencesMain is `conform hosts-fences DIR...`: for each directory it
-// prints one line, "DIR<TAB>hosts fences|hosts no fence<TAB>FILESYSTEM", with
-// the predicate the writers use (StatFilesystem). args are the directories
-// ("--" ends options; no other option exists). It answers the exit code: 0
-// when every directory hosts a fence, 1 when any does not, 2 for bad usage
-// or a path that does not exist or is not a directory (reported on stderr;
-// the other directories are still answered).
+// HostsFencesMain runs `conform hosts-fences DIR...`. It tells, for each
+// directory in args, whether fences can live there, using StatFilesystem as
+// guards and holds do. It prints one line per directory,
+// "DIR<TAB>hosts fences|hosts no fence<TAB>FILESYSTEM". A leading "--" ends
+// the options; there are no others. It returns the exit code: 0 when every
+// directory hosts fences, 1 when any does not, and 2 for bad usage or for a
+// path that is missing or not a directory. Such a path is reported on
+// stderr, and the other directories are still printed.
 func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
@@ -55,7 +56,8 @@ func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// hostsFences answers the predicate for an existing directory.
+// hostsFences returns StatFilesystem for dir, or an error when dir is
+// missing or not a directory.
 func hostsFences(dir string) (Filesystem, error) {
 	info, err := os.Stat(dir)
 	if err != nil {

@@ -9,17 +9,17 @@ import (
 	"time"
 )
 
-// ComposedMarker is the file whose presence in an install's roots makes the
-// install composed.
+// ComposedMarker is the file whose presence in any of an install's roots
+// makes the install composed (see DetectInstall).
 const ComposedMarker = "composed-install.json"
 
-// Install is how an install takes its fences. The zero value is a
+// Install says how an install takes its fences. The zero value is a
 // standalone install that reports nothing while it waits.
 type Install struct {
-	// Composed: the install is composed. "On any other filesystem a
-	// standalone install skips the fence, since no holder can exist there. A
-	// composed install ... never skips: such a fence refuses with
-	// ADMISSION_FENCE_UNAVAILABLE" (CauseComposed).
+	// Composed is true for a composed install. It matters only for a fence
+	// whose directory is on a filesystem that hosts no fence. A standalone
+	// install skips such a fence: nobody can hold it there. A composed
+	// install refuses it with CauseComposed (adm:filesystems).
 	Composed bool
 	// Waiting, when set, is called on the acquiring goroutine each time a
 	// bounded acquire finds a fence held (or still being created) and starts
@@ -27,9 +27,9 @@ type Install struct {
 	Waiting func(Fence)
 }
 
-// DetectInstall answers the install whose roots (the state root, the user
-// root and the credential root) are given: composed when any of them holds
-// composed-install.json. A root that does not exist holds nothing; any other
+// DetectInstall returns the Install for the given roots, usually the
+// install's state, user and credential roots. The install is composed when
+// any root holds ComposedMarker. A missing root holds nothing. Any other
 // error reading a root is returned.
 func DetectInstall(roots ...string) (Install, error) {
 	for _, root := range roots {
@@ -45,12 +45,14 @@ func DetectInstall(roots ...string) (Install, error) {
 	return Install{}, nil
 }
 
-// AcquireGuard takes set EXCLUSIVE for a writer, creating each fence file
-// that does not exist yet. A fenced operation that waits takes its fences
-// before any other lock it takes. It waits up to bound for holders to let go, then
-// answers *InProgressError; any other refusal is an *UnavailableError. A set
-// that breaks the order rules is refused before anything is touched. On a
-// refusal nothing is held.
+// AcquireGuard locks set in exclusive mode for a writer, in the set's
+// order. It creates each fence file that does not exist yet. It waits up
+// to bound for holders to let go, then returns *InProgressError. Every
+// other refusal is an *UnavailableError. A set that breaks adm:order is
+// refused before any fence is touched. After a refusal nothing is held.
+//
+// Call it before taking any other lock. An operation that already holds a
+// lock must use TryAcquireGuard, so it never waits while holding one.
 func (in Install) AcquireGuard(bound time.Duration, set ...Fence) (*Guard, error) {
 	es, err := acquire(in, true, bound, true, set)
 	if err != nil {
@@ -59,10 +61,9 @@ func (in Install) AcquireGuard(bound time.Duration, set ...Fence) (*Guard, error
 	return &Guard{held: newHeld(es)}, nil
 }
 
-// TryAcquireGuard is AcquireGuard that never waits: a held fence answers
-// *InProgressError at once. It is the only form an operation that already
-// holds another lock may use ("An operation that already holds another lock
-// takes its fences only with the form that never waits").
+// TryAcquireGuard is like AcquireGuard but never waits: it returns
+// *InProgressError at once when a fence of the set is held. Use it when the
+// caller already holds some other lock.
 func (in Install) TryAcquireGuard(set ...Fence) (*Guard, error) {
 	es, err := acquire(in, true, 0, false, set)
 	if err != nil {
@@ -71,10 +72,11 @@ func (in Install) TryAcquireGuard(set ...Fence) (*Guard, error) {
 	return &Guard{held: newHeld(es)}, nil
 }
 
-// AcquireHold takes set SHARED for an admission. It never creates a fence:
-// a fence file (or directory) that does not exist is skipped, since no
-// writer holds it. It waits up to bound for writers to let go, then answers
-// *InProgressError; otherwise as AcquireGuard.
+// AcquireHold locks set in shared mode for an admission, in the set's
+// order. It creates no fence: a fence whose file or directory does not
+// exist is skipped, since no writer holds it (adm:no-create). It waits
+// up to bound for writers to let go, then returns *InProgressError. Other
+// refusals and the rule on other locks are as for AcquireGuard.
 func (in Install) AcquireHold(bound time.Duration, set ...Fence) (*Hold, error) {
 	es, err := acquire(in, false, bound, true, set)
 	if err != nil {
@@ -83,8 +85,9 @@ func (in Install) AcquireHold(bound time.Duration, set ...Fence) (*Hold, error) 
 	return &Hold{held: newHeld(es)}, nil
 }
 
-// TryAcquireHold is AcquireHold that never waits; like TryAcquireGuard, it
-// is the form for an operation that already holds another lock.
+// TryAcquireHold is like AcquireHold but never waits: it returns
+// *InProgressError at once when a fence of the set is held exclusively. Use
+// it when the caller already holds some other lock.
 func (in Install) TryAcquireHold(set ...Fence) (*Hold, error) {
 	es, err := acquire(in, false, 0, false, set)
 	if err != nil {

@@ -5,15 +5,13 @@ import (
 	"strings"
 )
 
-// checkSet applies the two rules of adm:order to a set, before anything is locked:
-// "An operation that takes more than one fence takes them in one global
-// order: U, then C by realm id, then R from the chain root out to the head,
-// then the fence beside a document. Every comparison is by bytes. Two realm
-// fences go together only as a composed chain's ... and a fence beside a
-// document is only ever the one fence of its operation." A set is refused
-// with CauseOrder when it is empty, holds a fence no constructor built, is
-// not in that order (a fence twice included), mixes two chains, or holds a
-// document's fence beside another.
+// checkSet enforces adm:order on a set before any fence is touched. The
+// set must rank its fences by Kind. C fences must come by realm id in
+// increasing byte order. R fences must all come from one RealmChain call,
+// root first. A document's fence must be alone. checkSet returns a
+// CauseOrder refusal for an empty set, a fence no constructor built, a
+// fence file named twice, a set out of that order, R fences of two chains,
+// or a document's fence beside another fence.
 func checkSet(set []Fence) error {
 	if len(set) == 0 {
 		return unavailable(CauseOrder, "", "an empty set", nil)
@@ -39,7 +37,8 @@ func checkSet(set []Fence) error {
 	return nil
 }
 
-// inOrder checks that b may come right after a.
+// inOrder returns nil when b may come right after a in a set, and a
+// CauseOrder refusal otherwise.
 func inOrder(a, b Fence) error {
 	if a.kind != b.kind {
 		if a.kind > b.kind {

@@ -136,7 +136,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// answerOf returns what a take answered, in a word or two, and releases
+// answerOf returns the outcome of a take in a word or two, and releases
 // a guard it took.
 func answerOf(g *admission.Guard, err error) string {
 	if c, ok := admission.CauseOf(err); ok {

@@ -23,8 +23,9 @@ func osRefusal(path, what string, err error) error {
 // openRefusal maps a failed open of the fence. The open names one entry of
 // an open directory and never follows a link, so ELOOP (EMLINK on some
 // systems) can only mean that the entry was a symbolic link when it was
-// opened: that is the answer, whatever the entry has become since. EACCES
-// on a fence that has no permission bits yet is a fence being created.
+// opened. openRefusal then returns CauseSymlink, whatever the entry has
+// become since. EACCES on a fence that has no permission bits yet is a fence being
+// created: it returns errUnsettled.
 func openRefusal(dfd int, path string, err error) error {
 	hook("open-failed", path)
 	switch {

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// StatFilesystem applies the predicate to dir: on this platform nothing
-// hosts a fence ("Other platforms host no fence").
+// StatFilesystem returns what dir's filesystem is and whether it hosts
+// fences. On this platform none does: only Linux and macOS host fences.
 func StatFilesystem(dir string) (Filesystem, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return Filesystem{}, err

@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fenceMode is every fence file's mode: "mode exactly 0640 whatever the umask".
+// fenceMode is the mode of every fence file, set with fchmod so the umask
+// plays no part (adm:permissions).
 const fenceMode = 0o640
 
 // maxBackoff caps the pause between two polls of a held fence.
@@ -19,11 +20,12 @@ const maxBackoff = 50 * time.Millisecond
 // maxFollows bounds how often one take opens a fence that then turns out
 // removed or replaced before it was locked and checked (a delete, a prune
 // or an archive at work): the take follows it to the file the path names
-// now, and answers in progress once it has opened maxFollows files in vain.
+// now, and returns *InProgressError once it has opened maxFollows files in
+// vain.
 const maxFollows = 8
 
 // createRaces bounds how often a guard finds a fence gone, then there
-// again when it creates one, before it answers in progress.
+// again when it creates one, before it returns *InProgressError.
 const createRaces = 16
 
 // errGone: the open fence has no link left; it was removed after the open.
@@ -48,8 +50,9 @@ func hook(stage, path string) {
 	}
 }
 
-// StatFilesystem applies the predicate to dir: statfs(2), then the table of
-// filesystems whose flock is native.
+// StatFilesystem returns what dir's filesystem is and whether it hosts
+// fences. It calls statfs(2) and looks the result up in the table of
+// filesystems where flock is native.
 func StatFilesystem(dir string) (Filesystem, error) {
 	var st unix.Statfs_t
 	if err := retry(func() error { return unix.Statfs(dir, &st) }); err != nil {
@@ -58,6 +61,7 @@ func StatFilesystem(dir string) (Filesystem, error) {
 	return classify(&st), nil
 }
 
+// fsOfFd is StatFilesystem for an open file.
 func fsOfFd(fd int) (Filesystem, error) {
 	var st unix.Statfs_t
 	if err := retry(func() error { return unix.Fstatfs(fd, &st) }); err != nil {
@@ -66,7 +70,7 @@ func fsOfFd(fd int) (Filesystem, error) {
 	return classify(&st), nil
 }
 
-// retry runs a system call again while it answers EINTR.
+// retry runs a system call again while it fails with EINTR.
 func retry(call func() error) error {
 	for {
 		if err := call(); !errors.Is(err, unix.EINTR) {
@@ -226,9 +230,9 @@ func openFence(dfd int, path string, create bool) (int, error) {
 // exactly 0640. The mode comes last and is given also when the group could
 // not be: from then on every participant sees the fence as settled, and
 // one of the wrong group is refused by all of them alike until its owner
-// corrects it. A creator that cannot set the group or the mode refuses with
-// CausePermissions; the file stays, since another participant may have
-// opened it already.
+// corrects it. When the group or the mode cannot be set, settle returns a
+// CausePermissions refusal. The file stays, since another participant may
+// have opened it already.
 func settle(dfd, fd int, path string) error {
 	var dir, file unix.Stat_t
 	if err := unix.Fstat(dfd, &dir); err != nil {
@@ -249,10 +253,11 @@ func settle(dfd, fd int, path string) error {
 	return group
 }
 
-// checkFence answers the fence's stat when it is a regular file with one
-// link on a filesystem that hosts fences, of mode 0640 and its directory's
-// group. A file with no link left answers errGone, one with no permission
-// bits errUnsettled.
+// checkFence returns the open fence's stat, and an error unless the file
+// is fit to lock: a regular file, with exactly one link, on a filesystem
+// that hosts fences, with mode 0640 and its directory's group. It returns
+// errGone for a file with no link left, and errUnsettled for one with no
+// permission bits.
 func checkFence(dfd, fd int, path string) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -375,7 +380,7 @@ func closeUnlocked(fd int) {
 	_ = unix.Close(fd)
 }
 
-// fileID answers the device and inode of path, not following a link.
+// fileID returns the device and inode of path, not following a link.
 func fileID(path string) (dev, ino uint64, err error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {

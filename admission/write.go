@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 )
 
-// WriteFile writes data to path under g: "a store's write takes the
-// operation's guard and refuses one that does not hold the file's fence,
-// with nothing written". It refuses with *UncoveredError when g does not
-// cover path (or is released), and refuses to write a fence file itself.
-// The data goes to a new file beside path (close-on-exec, never following a
-// link), is synced, and replaces path by rename, so a reader sees the old
-// file or the new one, whole; the new file has mode perm.
+// WriteFile writes data to path, a file covered by g. When g does not cover
+// path, or was released, it returns *UncoveredError and writes nothing. It
+// never writes a fence file. The data goes to a new file beside path,
+// created exclusively and close-on-exec, which is synced and then renamed
+// over path. A reader sees the old file or the
+// new one, whole. The new file has mode perm.
 func WriteFile(g *Guard, path string, data []byte, perm fs.FileMode) (err error) {
 	if filepath.Base(path) == FenceFile {
 		return fmt.Errorf("admission: %s is a fence file, not a document", path)
