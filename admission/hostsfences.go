@@ -20,8 +20,8 @@ const HostsFencesUsage = "usage: conform hosts-fences DIR..."
 // "DIR<TAB>hosts fences|hosts no fence<TAB>FILESYSTEM". A leading "--" ends
 // the options; there are no others. It returns the exit code: 0 when every
 // directory hosts fences, 1 when any does not, and 2 for bad usage or for a
-// path that is missing or not a directory. Such a path is reported on
-// stderr, and the other directories are still printed.
+// path that is missing or not a directory. Errors go to stderr; after a bad
+// path the other directories are still printed.
 func HostsFencesMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]

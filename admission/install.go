@@ -51,8 +51,8 @@ func DetectInstall(roots ...string) (Install, error) {
 // other refusal is an *UnavailableError. A set that breaks adm:order is
 // refused before any fence is touched. After a refusal nothing is held.
 //
-// Call it before taking any other lock. An operation that already holds a
-// lock must use TryAcquireGuard, so it never waits while holding one.
+// Call it before taking any other lock. A caller that has a lock in hand
+// uses TryAcquireGuard instead, and so never waits while it holds a lock.
 func (in Install) AcquireGuard(bound time.Duration, set ...Fence) (*Guard, error) {
 	es, err := acquire(in, true, bound, true, set)
 	if err != nil {
@@ -62,7 +62,8 @@ func (in Install) AcquireGuard(bound time.Duration, set ...Fence) (*Guard, error
 }
 
 // TryAcquireGuard is like AcquireGuard but never waits: it returns
-// *InProgressError at once when a fence of the set is held. Use it when the
+// *InProgressError at once where AcquireGuard would wait, for instance
+// while a hold or another guard has a fence of the set. Use it when the
 // caller already holds some other lock.
 func (in Install) TryAcquireGuard(set ...Fence) (*Guard, error) {
 	es, err := acquire(in, true, 0, false, set)
@@ -86,8 +87,9 @@ func (in Install) AcquireHold(bound time.Duration, set ...Fence) (*Hold, error) 
 }
 
 // TryAcquireHold is like AcquireHold but never waits: it returns
-// *InProgressError at once when a fence of the set is held exclusively. Use
-// it when the caller already holds some other lock.
+// *InProgressError at once where AcquireHold would wait, for instance
+// while a guard has a fence of the set. Use it when the caller already
+// holds some other lock.
 func (in Install) TryAcquireHold(set ...Fence) (*Hold, error) {
 	es, err := acquire(in, false, 0, false, set)
 	if err != nil {
