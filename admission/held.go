@@ -105,10 +105,6 @@ type Hold struct {
 	held
 }
 
-// errBusy is unused: lockFd returns *InProgressError when the fence stays
-// held past the deadline.
-var errBusy = errors.New("admission: fence busy")
-
 // acquire checks set and takes each fence in its order, sharing one
 // deadline. On a refusal it lets go of what it took and returns the
 // refusal.
