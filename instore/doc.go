@@ -23,7 +23,11 @@
 //     returns.
 //
 // A store that calls none of them still runs every row of the chapter. The
-// rows that need them report what they could not reach as not exercised.
+// rows that need them report what they could not reach as not exercised,
+// and the run is not conformant: what was not shown is not passed. A store
+// that has no sites yet can say so (harness.WithoutInStoreFaults, or
+// conform run --without-instore-faults); the run can then be "conformant
+// without in-store faults", and every report says what that left out.
 //
 // # Where the sites go
 //
