@@ -35,18 +35,18 @@ func (f Finding) String() string {
 	return s
 }
 
-// Result is how a linearizability check ended.
-type Result string
+// Linearity is how a linearizability check ended.
+type Linearity string
 
 // The results of the linearizability check.
 const (
 	// Linearizable: some order of the operations, within real time,
 	// explains every answer.
-	Linearizable Result = "linearizable"
+	Linearizable Linearity = "linearizable"
 	// NotLinearizable: no order does.
-	NotLinearizable Result = "not-linearizable"
+	NotLinearizable Linearity = "not-linearizable"
 	// Undecided: the check ran out of its time bound.
-	Undecided Result = "undecided"
+	Undecided Linearity = "undecided"
 )
 
 // Verdict is what Check returns for one history.
@@ -55,7 +55,7 @@ type Verdict struct {
 	// the linearization. Empty when the history passes.
 	Findings []Finding `json:"findings,omitempty"`
 	// Result is the linearizability check's outcome.
-	Result Result `json:"result"`
+	Result Linearity `json:"result"`
 	// Ops counts the operations linearized (a listing page counts once
 	// per observation).
 	Ops int `json:"ops"`

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"bytes"
-	"errors"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -223,7 +222,7 @@ func (j *judge) step(s *state, op *lop) (bool, *state) {
 	case OpAcquire:
 		return j.stepAcquire(s, e)
 	case OpRenew:
-		return stepRenew(s, e)
+		return renewStep(s, e)
 	case OpLapse:
 		if e.Err != hoststore.ErrKindNone || !s.live {
 			return true, s
@@ -276,7 +275,7 @@ func (j *judge) stepAcquire(s *state, e *Event) (bool, *state) {
 	return false, s
 }
 
-func stepRenew(s *state, e *Event) (bool, *state) {
+func renewStep(s *state, e *Event) (bool, *state) {
 	t := e.Token
 	switch e.Err {
 	case hoststore.ErrKindNone:
@@ -328,12 +327,30 @@ func (j *judge) stepCommit(s *state, e *Event) (bool, *state) {
 	case hoststore.ErrKindFencedOut:
 		return stale, s
 	case hoststore.ErrKindConflict:
-		var ce *hoststore.ConflictError
-		return errors.As(s.m.Check(bi.built), &ce), s
+		conflict, _ := refusals(s.m, bi.b)
+		return conflict, s
 	case hoststore.ErrKindInvalid:
-		return unissued || hoststore.KindOf(s.m.Check(bi.built)) == hoststore.ErrKindInvalid, s
+		_, deleted := refusals(s.m, bi.b)
+		return unissued || deleted, s
 	}
 	return false, s
+}
+
+// refusals reports whether some update of b names a version its scope
+// does not have in m (a Conflict), and whether some update creates a
+// name m has deleted (an Invalid a store may answer). A store may check
+// the updates in any order, so either answer fits when both apply.
+func refusals(m *reference.Model, b *Batch) (conflict, deleted bool) {
+	for _, u := range b.Updates {
+		h := m.Head(u.Scope)
+		switch {
+		case u.Previous == nil && h != nil, u.Previous != nil && (h == nil || h.Version != *u.Previous):
+			conflict = true
+		case u.Previous == nil && m.Deleted(u.Scope):
+			deleted = true
+		}
+	}
+	return conflict, deleted
 }
 
 func (j *judge) apply(s *state, bi *batchInfo) *state {
