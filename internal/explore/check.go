@@ -214,6 +214,12 @@ func (j *judge) torn() []Finding {
 				continue
 			}
 			before := y.head != nil && y.head.Version < u.Next || y.head == nil && !u.Delete && !j.deletes[y.scope]
+			if y.head != nil && j.sentAfterObs(y.head.CommitID, x.ev) {
+				// A batch sent after the first observation wrote y's
+				// version: the chain went back, which the linearization
+				// judges; it is no sign of half a batch.
+				continue
+			}
 			if before {
 				return []Finding{{Obligation: chapter.ObAllOrNothing, Event: y.ev.ID,
 					Message: fmt.Sprintf("batch %s shows in %s (#%d) and then not in %s", bi.b.ID, scopeText(&x.scope), x.ev.ID, scopeText(&y.scope)),
@@ -222,4 +228,10 @@ func (j *judge) torn() []Finding {
 		}
 	}
 	return nil
+}
+
+// sentAfterObs reports whether every send of batch id began after e ended.
+func (j *judge) sentAfterObs(id hoststore.CommitID, e *Event) bool {
+	bi := j.batches[id]
+	return bi != nil && sentAfter(bi, e)
 }

@@ -105,7 +105,7 @@ func (j *judge) classify(s *state, op *lop) Finding {
 			return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("ReadRows of %s from %d, below its first visible row, was not refused", scopeText(&scope), e.From),
 				Want: "Invalid", Got: RowsText(gotRows)}
 		}
-		if sameIndicesOtherOrder(wantRows, gotRows) {
+		if sameIndicesOtherOrder(wantRows, gotRows) || j.misplaced(s, scope, gotRows) {
 			return Finding{Obligation: chapter.ObOrder, Message: fmt.Sprintf("ReadRows of %s returns the right rows out of commit order", scopeText(&scope)),
 				Want: RowsText(wantRows), Got: RowsText(gotRows)}
 		}
@@ -118,6 +118,10 @@ func (j *judge) classify(s *state, op *lop) Finding {
 		}
 	}
 	if op.kind != obsEvent {
+		if id, ok := j.lostAtLoad(scope, want); ok {
+			return Finding{Obligation: chapter.ObDurable, Message: fmt.Sprintf("%s does not show batch %s, which Commit acknowledged, to a listing nor to a later load", scopeText(&scope), id),
+				Want: HeadText(want), Got: HeadText(got)}
+		}
 		return Finding{Obligation: chapter.ObListing, Message: fmt.Sprintf("ListHeads of %s shows %s differently from a load", e.Kind, scopeText(&scope)),
 			Want: HeadText(want), Got: HeadText(got)}
 	}
@@ -183,6 +187,10 @@ func (j *judge) classifyShown(s *state, e *Event, scope hoststore.ScopeRef, id h
 		return Finding{Obligation: chapter.ObFencing, Message: fmt.Sprintf("batch %s (token %d), sent after token %d was acquired (#%d), shows in %s", id, bi.b.Token, a.Grant.Token, a.ID, scopeText(&scope)),
 			Want: "a stale batch never shows", Got: HeadText(got)}, true
 	}
+	if bi.b.Token < s.token {
+		return Finding{Obligation: chapter.ObFencing, Message: fmt.Sprintf("batch %s (token %d) shows in %s, though token %d was acquired before any order lets it land", id, bi.b.Token, scopeText(&scope), s.token),
+			Want: "a stale batch never shows", Got: HeadText(got)}, true
+	}
 	var ce *hoststore.ConflictError
 	if errors.As(s.m.Check(bi.built), &ce) {
 		return Finding{Obligation: chapter.ObVersionChain, Message: fmt.Sprintf("batch %s shows in %s, though its update of %s names a version the scope does not have", id, scopeText(&scope), scopeText(&ce.Scope)),
@@ -193,6 +201,15 @@ func (j *judge) classifyShown(s *state, e *Event, scope hoststore.ScopeRef, id h
 
 func (j *judge) classifyCommit(s *state, e *Event) Finding {
 	bi := j.batches[e.Batch.ID]
+	if c := e.Clash; c != nil && c.Current != nil {
+		for _, o := range j.order {
+			u, ok := o.b.Update(c.Scope)
+			if ok && u.Next == *c.Current && len(o.b.Updates) > 1 && !s.has(o.idx) && !acked(o) {
+				return Finding{Obligation: chapter.ObAllOrNothing, Message: fmt.Sprintf("Commit of %s was refused because %s is at version %d, which only batch %s writes; no order in which %s lands wholly or not at all explains the history", bi.b.ID, scopeText(&c.Scope), *c.Current, o.b.ID, o.b.ID),
+					Want: "the batch in all its scopes or in none", Got: e.answerText()}
+			}
+		}
+	}
 	want := "Ok"
 	if err := s.m.Check(bi.built); err != nil {
 		want = string(hoststore.KindOf(err))
@@ -304,4 +321,53 @@ func sameIndicesOtherOrder(want, got []hoststore.Row) bool {
 
 func fenceText(s *state) string {
 	return fmt.Sprintf("highest token %d, holder live %v", s.token, s.live)
+}
+
+// misplaced reports whether every row got shows is a row the scope holds
+// in s, some at another index: the right rows out of commit order.
+func (j *judge) misplaced(s *state, scope hoststore.ScopeRef, got []hoststore.Row) bool {
+	start, end, ok := s.m.Bounds(scope)
+	if !ok || len(got) == 0 {
+		return false
+	}
+	all, _ := s.m.ReadRows(scope, start, int(end-start)+1)
+	at := map[string]hoststore.RowIndex{}
+	for _, r := range all {
+		at[string(r.Data)] = r.Index
+	}
+	moved := false
+	for _, r := range got {
+		i, ok := at[string(r.Data)]
+		if !ok {
+			return false
+		}
+		moved = moved || i != r.Index
+	}
+	return moved
+}
+
+// lostAtLoad returns the commit id of want, when it is an acknowledged
+// batch that a load which began after the acknowledgement does not show.
+func (j *judge) lostAtLoad(scope hoststore.ScopeRef, want *hoststore.VersionedHead) (hoststore.CommitID, bool) {
+	if want == nil {
+		return "", false
+	}
+	bi := j.batches[want.CommitID]
+	if bi == nil {
+		return "", false
+	}
+	ackAt := int64(math.MaxInt64)
+	for _, e := range bi.sends {
+		if !e.Unknown() && e.Returned() && e.Err == hoststore.ErrKindNone {
+			ackAt = min(ackAt, e.Return)
+		}
+	}
+	for i := range j.h.Events {
+		e := &j.h.Events[i]
+		if e.Op == OpLoad && e.Scope != nil && *e.Scope == scope && e.Call > ackAt && e.Returned() && e.Err == hoststore.ErrKindNone && !e.Lost &&
+			(e.Head == nil || e.Head.Version < want.Version) {
+			return want.CommitID, true
+		}
+	}
+	return "", false
 }

@@ -252,6 +252,10 @@ func (p *proc) end(i int, err error, fill func(*Event)) {
 		if errors.As(err, &fe) {
 			e.Fence = &hoststore.FencedOutError{Current: fe.Current}
 		}
+		var ce *hoststore.ConflictError
+		if errors.As(err, &ce) {
+			e.Clash = &hoststore.ConflictError{Scope: ce.Scope, Current: ce.Current}
+		}
 	}
 	if fill != nil {
 		fill(e)

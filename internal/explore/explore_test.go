@@ -6,7 +6,9 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/reference"
+	"github.com/conform-spi/conform/reports"
 )
 
 func referenceRealm() (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }
@@ -45,4 +47,43 @@ func TestCorrectCanaryPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	reportFailed(t, res)
+}
+
+func TestCanariesFoundByExploration(t *testing.T) {
+	for _, c := range []struct {
+		bug canary.Bugs
+		ob  reports.ObligationID
+	}{
+		{canary.TornBatch, chapter.ObAllOrNothing},
+		{canary.LostOnKill, chapter.ObDurable},
+		{canary.IgnoreToken, chapter.ObFencing},
+		{canary.ReversedAppend, chapter.ObOrder},
+		{canary.RetryTwice, chapter.ObRetry},
+		{canary.LastWriterWins, chapter.ObVersionChain},
+		{canary.ApplyAsChecked, ""},
+		{canary.LateTruncate, ""},
+		{canary.DropRenumbers, ""},
+		{canary.ReadBelowStartOK, ""},
+		{canary.SkipLastListed, ""},
+		{canary.ListedAfterDelete, ""},
+		{canary.RenewNeverFenced, ""},
+		{canary.ExclusiveIgnoresHolder, ""},
+		{canary.NoRenewAfterLapse, ""},
+		{canary.DirtyRead, ""},
+	} {
+		t.Run(c.bug.String(), func(t *testing.T) {
+			res, err := Run(context.Background(), canaryRealm(c.bug), Config{Seed: 3, Histories: 400, StopAtFirst: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Failed) == 0 {
+				t.Fatalf("not found in %d histories (%d operations)", res.Histories, res.Ops)
+			}
+			f := res.Failed[0]
+			t.Logf("found after %d histories (%d operations): %v", res.Histories, res.Ops, f.Findings[0])
+			if c.ob != "" && f.Findings[0].Obligation != c.ob {
+				t.Errorf("want %s first, got %v\n%s", c.ob, f.Findings, f.History.Text())
+			}
+		})
+	}
 }

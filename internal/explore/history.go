@@ -129,6 +129,7 @@ type Event struct {
 	Text  string                    `json:"text,omitempty"`  // the error's text
 	Held  *hoststore.HeldError      `json:"held,omitempty"`  // a Held refusal
 	Fence *hoststore.FencedOutError `json:"fenced,omitempty"`
+	Clash *hoststore.ConflictError  `json:"conflict,omitempty"` // a Conflict refusal
 
 	// Lost is set when the caller never learned the answer: the process
 	// was killed with the request in flight or after the store answered,
@@ -225,6 +226,12 @@ func (e *Event) answerText() string {
 		return fmt.Sprintf("Held(holder=%d, remaining=%s)", e.Held.Holder, e.Held.Remaining)
 	case e.Err == hoststore.ErrKindFencedOut && e.Fence != nil:
 		return fmt.Sprintf("FencedOut(current=%d)", e.Fence.Current)
+	case e.Err == hoststore.ErrKindConflict && e.Clash != nil:
+		cur := "absent"
+		if e.Clash.Current != nil {
+			cur = fmt.Sprintf("v%d", *e.Clash.Current)
+		}
+		return fmt.Sprintf("Conflict(%s is %s)", scopeText(&e.Clash.Scope), cur)
 	case e.Err != hoststore.ErrKindNone:
 		return string(e.Err)
 	}
