@@ -1,0 +1,94 @@
+package explore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/reference"
+	"github.com/conform-spi/conform/reports"
+)
+
+type hostFactory = hoststore.HostStoreFactory
+
+func referenceRealm() (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }
+
+func canaryRealm(bugs canary.Bugs) func() (hoststore.HostStoreFactory, error) {
+	return func() (hoststore.HostStoreFactory, error) { return canary.NewFactory(bugs), nil }
+}
+
+func reportFailed(t *testing.T, res Result) {
+	t.Helper()
+	for _, f := range res.Failed {
+		t.Errorf("history %d (seed %d): %v\n%s", f.Index, f.Seed, f.Findings, f.History.Text())
+		return
+	}
+}
+
+func TestReferencePasses(t *testing.T) {
+	n := 5000
+	if testing.Short() || raceEnabled {
+		n = 400
+	}
+	res, err := Run(context.Background(), referenceRealm, Config{Seed: 1, Histories: n, MaxOps: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d histories, %d operations, %d undecided", res.Histories, res.Ops, res.Undecided)
+	reportFailed(t, res)
+	if res.Histories != n || res.Ops < n*3 {
+		t.Fatalf("ran %d histories and %d operations, want %d histories", res.Histories, res.Ops, n)
+	}
+}
+
+func TestCorrectCanaryPasses(t *testing.T) {
+	res, err := Run(context.Background(), canaryRealm(0), Config{Seed: 2, Histories: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reportFailed(t, res)
+}
+
+// TestCanariesFoundByExploration runs exploration alone against broken
+// stores: each must be found within the budget. The obligation the
+// diagnosis names is logged with the number of histories it took; the
+// diagnosis is a heuristic and depends on the interleaving, so only
+// finding the breach is asserted here (the synthetic-history tests pin
+// the diagnosis).
+func TestCanariesFoundByExploration(t *testing.T) {
+	for _, c := range []struct {
+		bug canary.Bugs
+		ob  reports.ObligationID
+	}{
+		{canary.TornBatch, chapter.ObAllOrNothing},
+		{canary.LostOnKill, chapter.ObDurable},
+		{canary.IgnoreToken, chapter.ObFencing},
+		{canary.ReversedAppend, chapter.ObOrder},
+		{canary.RetryTwice, chapter.ObRetry},
+		{canary.LastWriterWins, chapter.ObVersionChain},
+		{canary.ApplyAsChecked, chapter.ObAllOrNothing},
+		{canary.LateTruncate, chapter.ObRemoval},
+		{canary.DropRenumbers, chapter.ObRemoval},
+		{canary.ReadBelowStartOK, chapter.ObOperations},
+		{canary.SkipLastListed, chapter.ObListing},
+		{canary.ListedAfterDelete, chapter.ObListing},
+		{canary.RenewNeverFenced, chapter.ObFenceLease},
+		{canary.ExclusiveIgnoresHolder, chapter.ObFenceLease},
+		{canary.NoRenewAfterLapse, chapter.ObFenceLease},
+		{canary.DirtyRead, chapter.ObFencing},
+	} {
+		t.Run(c.bug.String(), func(t *testing.T) {
+			res, err := Run(context.Background(), canaryRealm(c.bug), Config{Seed: 3, Histories: 1000, StopAtFirst: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Failed) == 0 {
+				t.Fatalf("not found in %d histories (%d operations)", res.Histories, res.Ops)
+			}
+			f := res.Failed[0].Findings[0]
+			t.Logf("found after %d histories (%d operations); the canary breaks %s, the diagnosis names %s: %v", res.Histories, res.Ops, c.ob, f.Obligation, f)
+		})
+	}
+}
