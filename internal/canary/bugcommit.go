@@ -85,6 +85,17 @@ func (s *Store) commitDirty(ctx context.Context, b *hoststore.CommitBatch) error
 	return s.at(ctx, instore.CommitAfterPoint, id)
 }
 
+// commitTwice is SiteTwicePublish's commit: it passes commit-before-point
+// once with nothing applied, then goes on as commitDirty does: it publishes
+// the batch, passes the site a second time, and only then reaches its
+// commit point.
+func (s *Store) commitTwice(ctx context.Context, b *hoststore.CommitBatch) error {
+	if err := s.at(ctx, instore.CommitBeforePoint, b.CommitID()); err != nil {
+		return err
+	}
+	return s.commitDirty(ctx, b)
+}
+
 // openLocked starts one of the buggy commits: it takes the realm mutex and
 // checks the handle, the commit id and the batch. It returns true with the
 // mutex held when the commit goes on; otherwise the mutex is released and

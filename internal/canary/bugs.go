@@ -115,6 +115,28 @@ const (
 	// realm's OutageAt-th commit: that commit and every later call of any
 	// handle, every Open and LapseFenceLeases answer Unavailable.
 	Outage
+	// ReadIgnoresLimit [ob:ops] answers ReadRows with every visible row from
+	// its from to the scope's end, whatever the limit.
+	ReadIgnoresLimit
+	// CreateOverExisting [ob:4] answers Ok to a create (Previous nil) of a
+	// scope that exists and applies it: the scope starts again at the
+	// create's version, with its head and its rows from index 0, as an
+	// upsert would.
+	CreateOverExisting
+	// NextAfterFullPage [ob:9] answers a Next after a page that is exactly
+	// full though no visible scope follows, which the contract allows, but
+	// names the page's first scope in it, not its last: the page it leads
+	// to lists the rest of that page again. A page of one entry is not
+	// harmed.
+	NextAfterFullPage
+	// SiteTwicePublish [ob:1, ob:5; found by exploration, not by the rows]
+	// passes commit-before-point twice per commit and publishes the batch,
+	// visible to loads, between the two passes; its commit point (where it
+	// checks the token again) comes after the second pass, and a crash, a
+	// kill or a token superseded there rolls the batch back. A hold or a
+	// crash at the first pass meets a correct store; one at the second
+	// pass shows a batch that may never land.
+	SiteTwicePublish
 
 	bugEnd
 )
@@ -151,6 +173,10 @@ var bugNames = map[Bugs]string{
 	DirtyRead:              "dirty-read",
 	HangsCommit:            "hangs-commit",
 	Outage:                 "outage",
+	ReadIgnoresLimit:       "read-ignores-limit",
+	CreateOverExisting:     "create-over-existing",
+	NextAfterFullPage:      "next-after-full-page",
+	SiteTwicePublish:       "site-twice-publish",
 }
 
 // AllBugs lists every single bug, in declaration order.

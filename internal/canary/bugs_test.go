@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 func TestBugsNamesRoundTrip(t *testing.T) {
@@ -102,4 +104,61 @@ func mustBatch(t *testing.T, id string, token hoststore.FenceToken, ups ...hosts
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSiteTwicePublish shows what only a schedule that reaches
+// commit-before-point twice can see, and what the table leaves to
+// exploration: the site's first pass meets a correct store, its second
+// pass a batch that loads already show and that a crash there takes back.
+// The correct store never reaches the site a second time.
+func TestSiteTwicePublish(t *testing.T) {
+	for _, bugs := range []Bugs{0, SiteTwicePublish} {
+		t.Run(bugs.String(), func(t *testing.T) {
+			ctx := context.Background()
+			f := NewFactory(bugs)
+			w, _ := f.Open(ctx)
+			g, err := w.AcquireFence(ctx, hoststore.Exclusive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "twice"}
+			b := mustBatch(t, "twice-1", g.Token, hoststore.ScopeUpdate{Scope: s, Next: 1, Head: &[]byte{'h'}})
+			first := faults.HoldAt(instore.CommitBeforePoint, nil)
+			defer first.Disarm()
+			second := faults.HoldAt(instore.CommitBeforePoint, nil)
+			defer second.Disarm()
+			res := make(chan error, 1)
+			go func() { res <- w.Commit(ctx, b) }()
+			<-first.Arrived()
+			r, _ := f.Open(ctx)
+			if h, err := r.LoadHead(ctx, s); h != nil || err != nil {
+				t.Fatalf("held at the first pass, a load shows %+v, %v; want nothing", h, err)
+			}
+			first.Release()
+			select {
+			case err := <-res:
+				if bugs != 0 || err != nil {
+					t.Fatalf("the commit answered %v after one pass; want the correct store to answer nil, the canary to pass again", err)
+				}
+				if h, _ := r.LoadHead(ctx, s); h == nil {
+					t.Fatal("the correct store's commit answered nil, yet the batch does not show")
+				}
+				return
+			case <-second.Arrived():
+				if bugs == 0 {
+					t.Fatal("the correct store passed commit-before-point twice")
+				}
+			}
+			if h, _ := r.LoadHead(ctx, s); h == nil || h.CommitID != b.CommitID() {
+				t.Fatalf("held at the second pass, a load shows %+v; want the published batch", h)
+			}
+			second.Crash()
+			if err := <-res; !errors.Is(err, instore.ErrCrashed) {
+				t.Fatalf("crashed at the second pass, the commit answered %v; want ErrCrashed", err)
+			}
+			if h, _ := r.LoadHead(ctx, s); h != nil {
+				t.Fatalf("after the crash a load shows %+v; want the batch taken back", h)
+			}
+		})
+	}
 }

@@ -50,6 +50,8 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 		return s.commitTorn(ctx, b)
 	case r.bugs.Has(DirtyRead):
 		return s.commitDirty(ctx, b)
+	case r.bugs.Has(SiteTwicePublish):
+		return s.commitTwice(ctx, b)
 	}
 	if err := s.at(ctx, instore.CommitBeforePoint, id); err != nil {
 		return err
@@ -159,6 +161,8 @@ func (r *realm) checkUpdateLocked(u hoststore.ScopeUpdate) error {
 	}
 	cur := r.scopes[r.key(u.Scope)]
 	switch {
+	case u.Previous == nil && cur.live() && r.bugs.Has(CreateOverExisting):
+		return nil
 	case u.Previous == nil && cur.live():
 		return &hoststore.ConflictError{Scope: u.Scope, Current: hoststore.Ptr(cur.version)}
 	case u.Previous == nil && cur != nil:

@@ -83,6 +83,10 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 		last := pg.Heads[len(pg.Heads)-1].Name
 		pg.Next = &last
 	}
+	if r.bugs.Has(NextAfterFullPage) && !more && limit > 0 && len(pg.Heads) == limit {
+		first := pg.Heads[0].Name
+		pg.Next = &first
+	}
 	if r.bugs.Has(SkipLastListed) && len(pg.Heads) > 0 {
 		last := pg.Heads[len(pg.Heads)-1].Name
 		pg.Heads = pg.Heads[:len(pg.Heads)-1]
@@ -119,6 +123,9 @@ func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hosts
 		from = sc.start
 	}
 	var out []hoststore.Row
+	if r.bugs.Has(ReadIgnoresLimit) {
+		limit = int(sc.end - from)
+	}
 	for i := from; i < sc.end && len(out) < limit; i++ {
 		out = append(out, hoststore.Row{Index: i, Data: append([]byte{}, sc.rows[i-sc.start]...)})
 	}

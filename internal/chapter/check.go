@@ -168,13 +168,19 @@ func (e *Env) CheckScopes(ctx context.Context, p *Proc, ob reports.ObligationID,
 	}
 }
 
-// listAll pages through kind's listing with limit and checks the paging
-// rules: each page at most limit, names strictly increasing by bytes, and a
-// listing that ends. It returns every head listed.
-func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) []hoststore.NamedHead {
+// listAll pages through kind's listing with limit, from the cursor after
+// (nil: from the first name), and checks the paging rules: each page at
+// most limit, names strictly increasing by bytes and above the cursor, a
+// Next that neither goes back into its page nor follows an empty one, and
+// a listing that ends. It returns every head listed.
+//
+// A Next after a last page that is exactly full is allowed: the page it
+// leads to is then empty, and an empty page ends the listing
+// (docs/host-store-contract.md#edges, "ListHeads Next when nothing
+// follows").
+func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) []hoststore.NamedHead {
 	GinkgoHelper()
 	var out []hoststore.NamedHead
-	var after *hoststore.ScopeName
 	bound := len(e.Model.Names(kind)) + 16
 	for pages := 0; ; pages++ {
 		pg, err := p.List(ctx, kind, after, limit)
@@ -196,6 +202,12 @@ func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, li
 		if pg.Next == nil {
 			return out
 		}
+		if len(pg.Heads) == 0 {
+			e.Fail(ObListing, fmt.Sprintf("ListHeads(%s, after %s, limit %d) answered an empty page with a next cursor %q: an empty page ends the listing", kind, NameText(after), limit, *pg.Next), "next nil on an empty page", fmt.Sprintf("%q", *pg.Next))
+		}
+		if last := pg.Heads[len(pg.Heads)-1].Name; *pg.Next < last {
+			e.Fail(ObListing, fmt.Sprintf("ListHeads(%s, limit %d) answered a next cursor %q below the page's last name %q: the next page lists names of this one again", kind, limit, *pg.Next, last), fmt.Sprintf("a cursor at or after %q", last), fmt.Sprintf("%q", *pg.Next))
+		}
 		if after != nil && *pg.Next <= *after {
 			e.Fail(ObListing, fmt.Sprintf("ListHeads(%s) answered a next cursor %q that does not move past %q: the listing never ends", kind, *pg.Next, *after), "a cursor that moves on", fmt.Sprintf("%q", *pg.Next))
 		}
@@ -212,12 +224,21 @@ func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, li
 // that what an earlier failed row left behind fails that row, not this one.
 func (e *Env) CheckOwnListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) {
 	GinkgoHelper()
-	e.checkListing(ctx, p, kind, limit, string(e.rowID)+"/")
+	e.checkListing(ctx, p, kind, nil, limit, string(e.rowID)+"/")
 }
 
-func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int, prefix string) {
+// CheckOwnListingFrom is CheckOwnListing for the walk that starts after
+// the cursor after: the paging rules hold on every page to the end of the
+// kind, and the running row's scopes above the cursor are exactly the
+// model's, once each, in byte order, with their heads.
+func (e *Env) CheckOwnListingFrom(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) {
 	GinkgoHelper()
-	all := e.listAll(ctx, p, kind, limit)
+	e.checkListing(ctx, p, kind, after, limit, string(e.rowID)+"/")
+}
+
+func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int, prefix string) {
+	GinkgoHelper()
+	all := e.listAll(ctx, p, kind, after, limit)
 	var got []hoststore.NamedHead
 	for _, h := range all {
 		if strings.HasPrefix(string(h.Name), prefix) {
@@ -226,7 +247,7 @@ func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKin
 	}
 	var want []hoststore.NamedHead
 	for _, n := range e.Model.Names(kind) {
-		if !strings.HasPrefix(string(n), prefix) {
+		if !strings.HasPrefix(string(n), prefix) || after != nil && n <= *after {
 			continue
 		}
 		h := e.Model.Head(hoststore.ScopeRef{Kind: kind, Name: n})
@@ -236,6 +257,9 @@ func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKin
 		what := "the visible scopes"
 		if prefix != "" {
 			what = fmt.Sprintf("the visible scopes named %q…", prefix)
+		}
+		if after != nil {
+			what += fmt.Sprintf(" after %q", *after)
 		}
 		e.FailDiff(ObListing, fmt.Sprintf("the listing of %s (pages of %d) differs from %s", kind, limit, what),
 			fmt.Sprintf("%d scopes", len(want)), fmt.Sprintf("%d scopes", len(got)), d)

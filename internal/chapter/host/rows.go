@@ -114,6 +114,71 @@ func rowRowsRemovalListing() *chapter.Row {
 			}
 			q.Kill()
 		})
+		it(re, "reads at most limit rows and fewer only at the scope's end: limits from 1 to past the rows left, from the first visible row and from the middle", []reports.ObligationID{chapter.ObOperations, chapter.ObRemoval, chapter.ObOrder}, func(ctx context.Context, e *env) {
+			w := e.Writer(ctx)
+			s := e.Scope(hoststore.KindRecord, "limits")
+			var first, second [][]byte
+			for i := 0; i < 12; i++ {
+				first = append(first, e.Payload(fmt.Sprintf("a%d-", i), 8))
+			}
+			for i := 0; i < 6; i++ {
+				second = append(second, e.Payload(fmt.Sprintf("b%d-", i), 8))
+			}
+			e.Commit(ctx, w, e.Batch(w, "limits-create", e.Up(s, chapter.WithHead([]byte("h")), chapter.WithAppend(first...))), chapter.ObDurable)
+			e.CheckScope(ctx, w, s, chapter.ObDurable)
+			e.Note("drop below 3 and append six more: the visible rows are [3, 18), from two batches")
+			e.Commit(ctx, w, e.Batch(w, "limits-more", e.Up(s, chapter.WithDrop(3), chapter.WithAppend(second...))), chapter.ObRemoval)
+			q := e.MustOpen(ctx)
+			for _, p := range []*chapter.Proc{w, q} {
+				e.Note("the whole scope first, so that wrong rows fail as what they are before any limit is judged")
+				e.CheckScope(ctx, p, s, chapter.ObRemoval)
+				e.checkReadLimits(ctx, p, s)
+			}
+			q.Kill()
+		})
+		it(re, "walks listings whose last page is exactly full, from the first name and from a cursor: every scope once, in byte order, and a next cursor only while the walk goes on", []reports.ObligationID{chapter.ObListing, chapter.ObOperations}, func(ctx context.Context, e *env) {
+			w := e.Writer(ctx)
+			const kind = hoststore.KindSession
+			cursor := hoststore.ScopeName(string(e.RowID()) + "/full/")
+			e.Note("enough scopes above the cursor %q that the names above it count a multiple of 12, so pages of 1, 2, 3, 4, 6 and 12 end exactly full", cursor)
+			above := 0
+			for _, n := range e.Model.Names(kind) {
+				if n > cursor {
+					above++
+				}
+			}
+			k := 12 + (12-above%12)%12
+			var ups []hoststore.ScopeUpdate
+			var gone []hoststore.ScopeRef
+			for i := 0; i < k+2; i++ {
+				s := e.Scope(kind, fmt.Sprintf("full/%02d", i))
+				ups = append(ups, e.Up(s, chapter.WithHead([]byte(fmt.Sprintf("f%d", i)))))
+				if i == 0 || i == k/2 {
+					gone = append(gone, s)
+				}
+			}
+			e.Commit(ctx, w, e.Batch(w, "full", ups...), chapter.ObListing)
+			e.Note("two of them deleted again, the first and one in the middle: tombstones in the walk")
+			var dels []hoststore.ScopeUpdate
+			for _, s := range gone {
+				dels = append(dels, e.Up(s, chapter.WithDelete()))
+			}
+			e.Commit(ctx, w, e.Batch(w, "full-del", dels...), chapter.ObRemoval)
+			above += k
+			all := len(e.Model.Names(kind))
+			q := e.MustOpen(ctx)
+			limits := []int{1, 2, 3, 4, 5, 6, 7, 12, above - 1, above, above + 1}
+			for _, limit := range limits {
+				e.CheckOwnListingFrom(ctx, q, kind, &cursor, limit)
+			}
+			e.Note("from the first name: limits that divide the %d visible scopes of the kind end exactly full", all)
+			for _, limit := range append(divisors(all, 4), all-1, all, all+1) {
+				if limit > 0 {
+					e.CheckOwnListing(ctx, q, kind, limit)
+				}
+			}
+			q.Kill()
+		})
 		it(re, "lands a batch at the size limits byte-exact", []reports.ObligationID{chapter.ObDurable, chapter.ObOperations}, func(ctx context.Context, e *env) {
 			w := e.Writer(ctx)
 			rng := e.Rand()
@@ -180,6 +245,52 @@ func (e *env) checkReadPaging(ctx context.Context, p *chapter.Proc, s hoststore.
 	if start > 0 {
 		if _, err := p.Read(ctx, s, 0, 5); hoststore.KindOf(err) != hoststore.ErrKindInvalid {
 			e.Fail(chapter.ObOperations, fmt.Sprintf("ReadRows(%s, from 0), below the first visible row %d, was not Invalid", s, start), "Invalid", chapter.OkOr(err))
+		}
+	}
+}
+
+// divisors returns up to n divisors of m above 1 and below m, smallest
+// first.
+func divisors(m, n int) []int {
+	var out []int
+	for d := 2; d < m && len(out) < n; d++ {
+		if m%d == 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkReadLimits reads s from its first visible row, from the row after
+// it, from the middle and from its last rows, each with limits 1 and 2,
+// one less than the rows left, exactly the rows left, one more, and one far
+// above: every answer holds exactly the model's rows, so never more than
+// limit and fewer only at the end.
+func (e *env) checkReadLimits(ctx context.Context, p *chapter.Proc, s hoststore.ScopeRef) {
+	start, end, ok := e.Model.Bounds(s)
+	if !ok || end-start < 4 {
+		e.Failf(chapter.ObOperations, "harness bug: %s has too few rows for the limit reads", s)
+	}
+	for _, from := range []hoststore.RowIndex{start, start + 1, start + (end-start)/2, end - 2, end - 1} {
+		left := int(end - from)
+		for _, limit := range []int{1, 2, left - 1, left, left + 1, 1000} {
+			if limit < 1 {
+				continue
+			}
+			want, _ := e.Model.ReadRows(s, from, limit)
+			got, err := p.Read(ctx, s, from, limit)
+			if err != nil {
+				e.Fail(chapter.ObOperations, fmt.Sprintf("ReadRows(%s, from %d, limit %d) failed", s, from, limit), chapter.RowsText(want), chapter.ErrText(err))
+			}
+			if len(got) > limit {
+				e.Fail(chapter.ObOperations, fmt.Sprintf("ReadRows(%s, from %d, limit %d) answered %d rows, over its limit", s, from, limit, len(got)), fmt.Sprintf("%d rows", len(want)), fmt.Sprintf("%d rows: %s", len(got), chapter.RowsText(got)))
+			}
+			if len(got) < len(want) {
+				e.Fail(chapter.ObOperations, fmt.Sprintf("ReadRows(%s, from %d, limit %d) answered %d rows though %d are left: fewer than the limit before the scope's end", s, from, limit, len(got), left), fmt.Sprintf("%d rows", len(want)), fmt.Sprintf("%d rows: %s", len(got), chapter.RowsText(got)))
+			}
+			if d := chapter.DiffRows(want, got); d != "" {
+				e.FailDiff(chapter.ObOperations, fmt.Sprintf("ReadRows(%s, from %d, limit %d) differs from the visible rows", s, from, limit), chapter.RowsText(want), chapter.RowsText(got), d)
+			}
 		}
 	}
 }

@@ -42,6 +42,12 @@ func rowSameVersion() *chapter.Row {
 			ey := w.Commit(ctx, y)
 			e.judgeTwins(ctx, x, y, ex, ey, nil)
 		})
+		it(re, "refuses, or hides wholly, a create of a name that exists, at its first version and at a later one", []reports.ObligationID{chapter.ObVersionChain, chapter.ObAllOrNothing, chapter.ObOperations}, func(ctx context.Context, e *env) {
+			e.createOverExisting(ctx)
+		})
+		it(re, "refuses a create of a name that was deleted with Invalid, or shows it wholly as a new scope", []reports.ObligationID{chapter.ObVersionChain, chapter.ObAllOrNothing, chapter.ObOperations}, func(ctx context.Context, e *env) {
+			e.createOverDeleted(ctx)
+		})
 		it(re, "never lets a lower token beat a higher one at the same version, whichever commits first", []reports.ObligationID{chapter.ObVersionChain, chapter.ObFencing}, func(ctx context.Context, e *env) {
 			for _, lowFirst := range []bool{false, true} {
 				low := e.Writer(ctx)
