@@ -19,21 +19,22 @@ import (
 // handle of this binary: a second send of the same batch goes on with the
 // count of the first.
 //
-// Memory: the counts live in a table bounded by PassMemory. It forgets a
-// commit's counts when asked (ForgetPasses), when nothing in-store is armed
-// any more (passes made with nothing armed are not seen, so counts from
-// before could not be trusted), and when at least PassMemory other commits
-// have reached a site since the commit's own last pass. A commit forgotten
-// starts again at pass 1.
+// Memory: the counts live in a table of at most 2*PassMemory commits. It
+// forgets a commit's counts when asked (ForgetPasses); all of them when
+// nothing in-store is armed any more (passes made with nothing armed are
+// not seen, so counts from before could not be trusted); and a commit's
+// when more than PassMemory other commits have reached a site since its
+// own last pass (least recently passed first). A commit forgotten starts
+// again at pass 1.
 
 // AnyPass, as the pass of HoldAtPass, catches the first matching pass,
 // whatever its number (HoldAt); as the pass of ArmTermsAtPass, applies the
 // terms at every pass (ArmTerms).
 const AnyPass = 0
 
-// PassMemory is the fewest other commits that must reach a site after a
-// commit's last pass before the dispatcher may forget its counts. The
-// table holds at most 2*PassMemory commits.
+// PassMemory bounds the pass table: a commit's counts are remembered
+// while up to PassMemory other commits reach a site after its last pass,
+// and the table holds at most 2*PassMemory commits.
 const PassMemory = 4096
 
 // Pass is one pass of a commit at a site: N is 1 the first time the commit
@@ -70,7 +71,8 @@ func siteIndex(s instore.Site) (int, bool) {
 // The table is two generations: a commit is counted in cur; when cur holds
 // PassMemory commits it becomes old and cur starts empty; a commit found
 // in old moves back to cur. A commit is forgotten when old is dropped, so
-// only after PassMemory other commits entered cur after its last pass.
+// only after more than PassMemory other commits entered cur after its last
+// pass.
 var passTab struct {
 	sync.Mutex
 	cur, old  map[hoststore.CommitID]siteCounts
