@@ -25,6 +25,13 @@
 // A store that calls none of them still runs every row of the chapter. The
 // rows that need them report what they could not reach as not exercised.
 //
+// A store may call a site more than once in one commit, for instance
+// CommitLocked once per scope when it locks scopes one at a time, or
+// again when it retries a transaction itself; it passes the same commit id
+// each time. The harness counts the calls of each commit id at each site
+// as passes (the first is pass 1) and may hold or crash the commit at any
+// of them, so the rules of the next section hold at every call.
+//
 // # Where the sites go
 //
 // The harness may hold a commit at a site for as long as a row needs, and
