@@ -95,13 +95,13 @@ func (h *Hold) Pass() int { return h.pass }
 
 // wait blocks the commit that took the hold until the harness decides or
 // ctx ends.
-func (h *Hold) wait(ctx context.Context, id hoststore.CommitID) error {
+func (h *Hold) wait(ctx context.Context, id hoststore.CommitID, pass int) error {
 	defer beginHarnessWait()()
 	close(h.arrived)
 	select {
 	case <-h.decided:
 		if h.decision == Crash {
-			return fmt.Errorf("%w: %s of commit %q (held, then crashed)", instore.ErrCrashed, h.site, id)
+			return fmt.Errorf("%w: %s of commit %q (held, then crashed)", instore.ErrCrashed, Pass{h.site, pass}, id)
 		}
 		return nil
 	case <-ctx.Done():
@@ -362,13 +362,13 @@ func dispatchAt(ctx context.Context, name string, id hoststore.CommitID) error {
 func dispatch(c *atCall) {
 	hold, atPass, every := lookup(c.site, c.pass, c.id)
 	if hold != nil {
-		if c.err = hold.wait(c.ctx, c.id); c.err != nil {
+		if c.err = hold.wait(c.ctx, c.id, c.pass); c.err != nil {
 			return
 		}
 	}
 	for _, ts := range [2]*termSet{atPass, every} {
 		if ts != nil {
-			if c.err = ts.inStore(c.ctx, c.site, c.id); c.err != nil {
+			if c.err = ts.inStore(c.ctx, Pass{c.site, c.pass}, c.id); c.err != nil {
 				return
 			}
 		}
@@ -394,8 +394,8 @@ func lookup(site instore.Site, pass int, id hoststore.CommitID) (hold *Hold, atP
 	return nil, atPass, every
 }
 
-// inStore evaluates in-store terms once for a commit at site.
-func (ts *termSet) inStore(ctx context.Context, site instore.Site, id hoststore.CommitID) error {
+// inStore evaluates in-store terms once for a commit at a pass of a site.
+func (ts *termSet) inStore(ctx context.Context, at Pass, id hoststore.CommitID) error {
 	t := ts.next()
 	if t == nil {
 		return nil
@@ -405,7 +405,7 @@ func (ts *termSet) inStore(ctx context.Context, site instore.Site, id hoststore.
 		return sleepCtx(ctx, t.sleep)
 	case actReturn:
 		if t.ret == "crash" || t.ret == true {
-			return fmt.Errorf("%w: %s of commit %q (terms %q)", instore.ErrCrashed, site, id, ts.terms)
+			return fmt.Errorf("%w: %s of commit %q (terms %q)", instore.ErrCrashed, at, id, ts.terms)
 		}
 	}
 	return nil

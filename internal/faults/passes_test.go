@@ -110,8 +110,8 @@ func TestCrashAtPass(t *testing.T) {
 	if !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("second At of c1 at commit-locked: %v, want instore.ErrCrashed", err)
 	}
-	if !strings.Contains(err.Error(), "c1") || !strings.Contains(err.Error(), string(instore.CommitLocked)) {
-		t.Fatalf("crash error %q names neither the commit nor the site", err)
+	if !strings.Contains(err.Error(), `commit-locked@2 of commit "c1"`) {
+		t.Fatalf("crash error %q does not name the pass and the commit", err)
 	}
 	select {
 	case <-h.Arrived():
