@@ -29,6 +29,13 @@
 // conform run --without-instore-faults); the run can then be "conformant
 // without in-store faults", and every report says what that left out.
 //
+// A store may call a site more than once in one commit, for instance
+// CommitLocked once per scope when it locks scopes one at a time, or
+// again when it retries a transaction itself; it passes the same commit id
+// each time. The harness counts the calls of each commit id at each site
+// as passes (the first is pass 1) and may hold or crash the commit at any
+// of them, so the rules of the next section hold at every call.
+//
 // # Where the sites go
 //
 // The harness may hold a commit at a site for as long as a row needs, and

@@ -29,10 +29,15 @@ type Entry struct {
 	Doc string
 	// Effects says what its terms can do, in one line.
 	Effects string
+	// Pass, for an in-store entry, is the pass of each commit at which its
+	// terms apply (ArmTermsAtPass): ParseFailpointFlag sets it from
+	// "name@pass=terms". It is AnyPass, every pass, in the catalogue and
+	// for a wrapper entry.
+	Pass int
 }
 
 // inStoreEffects is the effects line of every in-store entry.
-const inStoreEffects = `return("crash") or return(true): the commit crashes there (instore.At returns instore.ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains`
+const inStoreEffects = `return("crash") or return(true): the commit crashes there (instore.At returns instore.ErrCrashed); return(false): passes; sleep(ms): delays the commit; N*: counts; -> chains; name@P=terms: only at each commit's P-th pass of the site`
 
 var catalogue = []Entry{
 	{
@@ -87,10 +92,14 @@ func names() string {
 	return strings.Join(ns, ", ")
 }
 
-// ParseFailpointFlag parses "name=terms" as the CLI's --failpoint takes it:
-// the name must be in the catalogue (by Name or Failpath) and the terms
-// valid for it (ValidateTerms, and the return values its layer takes). It
-// returns the entry and the terms; errors say which part is wrong.
+// ParseFailpointFlag parses "name=terms" or "name@pass=terms" as the
+// CLI's --failpoint takes it: the name must be in the catalogue (by Name
+// or Failpath) and the terms valid for it (ValidateTerms, and the return
+// values its layer takes). A pass, a whole number from 1 up without
+// leading zeros, is taken for an in-store entry only: the terms then apply
+// only at each commit's pass-th pass of the site (ArmTermsAtPass), e.g.
+// `commit-locked@2=1*return("crash")`. It returns the entry, with Pass
+// set, and the terms; errors say which part is wrong.
 func ParseFailpointFlag(s string) (Entry, string, error) {
 	if err := checkText("--failpoint", s); err != nil {
 		return Entry{}, "", err
@@ -99,9 +108,20 @@ func ParseFailpointFlag(s string) (Entry, string, error) {
 	if !ok {
 		return Entry{}, "", fmt.Errorf("--failpoint %q: want name=terms, e.g. %s", s, `commit-locked=1*return("crash")`)
 	}
+	name, passText, hasPass := strings.Cut(name, "@")
 	e, ok := Lookup(name)
 	if !ok {
 		return Entry{}, "", fmt.Errorf("--failpoint %q: unknown failpoint name %q; the catalogue has %s", s, name, names())
+	}
+	if hasPass {
+		if e.Layer != LayerInStore {
+			return Entry{}, "", fmt.Errorf("--failpoint %q: %s is a %s site; a pass (name@pass) is taken at in-store sites only", s, e.Name, e.Layer)
+		}
+		pass, err := parsePass(passText)
+		if err != nil {
+			return Entry{}, "", fmt.Errorf("--failpoint %q: %v", s, err)
+		}
+		e.Pass = pass
 	}
 	if err := validateFor(e, terms); err != nil {
 		return Entry{}, "", fmt.Errorf("--failpoint %q: terms: %w", s, err)
@@ -122,25 +142,30 @@ func validateFor(e Entry, terms string) error {
 	return fmt.Errorf("failpoint %q: unknown layer %q", e.Name, e.Layer)
 }
 
-// Arm arms an entry of the catalogue with terms (ArmTerms for an in-store
-// entry, ArmWrapTerms for a wrapper entry), replacing terms armed there
-// before. It refuses an entry not in the catalogue.
+// Arm arms an entry of the catalogue with terms (ArmTermsAtPass at
+// e.Pass for an in-store entry, ArmWrapTerms for a wrapper entry),
+// replacing terms armed there, at that pass, before. It refuses an entry
+// not in the catalogue, and a pass for a wrapper entry.
 func Arm(e Entry, terms string) error {
 	known, ok := Lookup(e.Name)
 	if !ok || known.Layer != e.Layer {
 		return fmt.Errorf("failpoint %q: not in the catalogue", e.Name)
 	}
 	if e.Layer == LayerInStore {
-		return ArmTerms(instore.Site(e.Name), terms)
+		return ArmTermsAtPass(instore.Site(e.Name), e.Pass, terms)
+	}
+	if e.Pass != AnyPass {
+		return fmt.Errorf("failpoint %q: a pass is taken at in-store sites only", e.Name)
 	}
 	return ArmWrapTerms(WrapSite(e.Name), terms)
 }
 
-// Disarm removes the terms Arm armed at e; it does nothing when none are.
+// Disarm removes the terms Arm armed at e (at e.Pass); it does nothing
+// when none are.
 func Disarm(e Entry) {
 	switch e.Layer {
 	case LayerInStore:
-		DisarmTerms(instore.Site(e.Name))
+		DisarmTermsAtPass(instore.Site(e.Name), e.Pass)
 	case LayerWrapper:
 		DisarmWrapTerms(WrapSite(e.Name))
 	}

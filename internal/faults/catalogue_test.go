@@ -2,6 +2,7 @@ package faults
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,11 +68,21 @@ func TestParseFailpointFlag(t *testing.T) {
 		{`conform/commit-after-point=sleep(5)`, "commit-after-point", `sleep(5)`},
 		{`wrap/commit-before-send=return("unavailable")`, "wrap/commit-before-send", `return("unavailable")`},
 		{`conform/wrap/commit-after-answer=2*off->return("kill")`, "wrap/commit-after-answer", `2*off->return("kill")`},
+		{`commit-locked@2=1*return("crash")`, "commit-locked", `1*return("crash")`},
+		{`conform/commit-after-point@17=sleep(5)`, "commit-after-point", `sleep(5)`},
 	}
 	for _, c := range good {
 		e, terms, err := ParseFailpointFlag(c.flag)
 		if err != nil || e.Name != c.name || terms != c.terms {
 			t.Errorf("ParseFailpointFlag(%q) = %q, %q, %v; want %q, %q", c.flag, e.Name, terms, err, c.name, c.terms)
+		}
+		name, _, _ := strings.Cut(c.flag, "=")
+		want := AnyPass
+		if _, passText, ok := strings.Cut(name, "@"); ok {
+			want, _ = strconv.Atoi(passText)
+		}
+		if e.Pass != want {
+			t.Errorf("ParseFailpointFlag(%q): pass %d, want %d", c.flag, e.Pass, want)
 		}
 	}
 	bad := []struct{ flag, want string }{
@@ -84,6 +95,16 @@ func TestParseFailpointFlag(t *testing.T) {
 		{`commit-locked=return("kill")`, `"crash", true`},
 		{`wrap/commit-before-send=return("crash")`, `"kill", "unavailable" or "indeterminate"`},
 		{`wrap/commit-after-answer=return("unavailable")`, `"kill" or "indeterminate"`},
+		{`commit-locked@=return("crash")`, `no pass after "@"`},
+		{`commit-locked@0=return("crash")`, "from 1 up"},
+		{`commit-locked@02=return("crash")`, "leading zeros"},
+		{`commit-locked@-1=return("crash")`, "from 1 up"},
+		{`commit-locked@two=return("crash")`, "from 1 up"},
+		{`commit-locked@2@3=return("crash")`, "from 1 up"},
+		{`commit-locked@99999999999999999999=return("crash")`, "out of range"},
+		{`commit-nowhere@2=return("crash")`, `unknown failpoint name "commit-nowhere"`},
+		{`wrap/commit-before-send@2=return("kill")`, "in-store sites only"},
+		{`commit-locked@2=return("kill")`, `"crash", true`},
 	}
 	for _, c := range bad {
 		_, _, err := ParseFailpointFlag(c.flag)
@@ -110,6 +131,52 @@ func TestArmDisarmInStore(t *testing.T) {
 	Disarm(e)
 	if n := Armed(); n != 0 {
 		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	}
+}
+
+// An entry parsed with a pass arms its terms at that pass only, beside the
+// site's every-pass terms, and Disarm removes it alone.
+func TestArmDisarmInStoreAtPass(t *testing.T) {
+	e2, terms2, err := ParseFailpointFlag(`commit-locked@2=return("crash")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, terms, err := ParseFailpointFlag(`commit-locked=sleep(0)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		e     Entry
+		terms string
+	}{{e2, terms2}, {e, terms}} {
+		if err := Arm(x.e, x.terms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := Armed(); n != 2 {
+		t.Fatalf("Armed() = %d with commit-locked and commit-locked@2 armed, want 2", n)
+	}
+	if err := instore.At(ctx0, instore.CommitLocked, "c1"); err != nil {
+		t.Fatalf("pass 1 under commit-locked@2: %v, want nil", err)
+	}
+	if err := instore.At(ctx0, instore.CommitLocked, "c1"); !errors.Is(err, instore.ErrCrashed) {
+		t.Fatalf("pass 2 under commit-locked@2: %v, want instore.ErrCrashed", err)
+	}
+	Disarm(e2)
+	if n := Armed(); n != 1 {
+		t.Fatalf("Armed() = %d after disarming commit-locked@2, want 1", n)
+	}
+	Disarm(e)
+	if n := Armed(); n != 0 {
+		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	}
+	w, _ := Lookup(string(WrapCommitBeforeSend))
+	w.Pass = 2
+	if err := Arm(w, `return("kill")`); err == nil || !strings.Contains(err.Error(), "in-store sites only") {
+		t.Fatalf("Arm of a wrapper entry with a pass = %v, want a refusal", err)
+	}
+	if n := Armed(); n != 0 {
+		t.Fatalf("Armed() = %d after a refusal, want 0", n)
 	}
 }
 

@@ -10,13 +10,27 @@
 // package doc of instore says where they go and what a store does with an
 // error. instore depends on nothing of this package: it calls through
 // internal/hook, whose slot holds this package's dispatcher from the first
-// hold or term set armed to the last one disarmed. With nothing armed the
-// slot is empty and instore.At costs one atomic load.
+// hold, recorder or term set armed to the last one disarmed. With nothing
+// armed the slot is empty and instore.At costs one atomic load.
 //
 // HoldAt holds the first matching commit at a site until the harness
 // releases it (Release) or crashes it there (Crash; instore.At then returns
 // an error wrapping instore.ErrCrashed). The harness treats the handle as
 // killed after a crash.
+//
+// # Passes
+//
+// A store may reach a site more than once in one commit (once per scope, an
+// internal retry). While anything in-store is armed, the dispatcher numbers
+// each commit id's calls at each site: pass 1 is its first time there.
+// HoldAtPass holds (or, crashed before the commit arrives, crashes) a
+// commit at one pass only; HoldAt takes the first matching pass, whatever
+// its number. A Recorder (Record) keeps the passes the commits it matches
+// made, in order (Trail), so that a driver can crash another run of a
+// commit at each (site, pass) it reached; Passes reads the dispatcher's
+// own counts. The counts are bounded (PassMemory) and dropped when nothing
+// is armed; ForgetPasses drops a commit's before it runs again while
+// something stays armed.
 //
 // # Terms
 //
@@ -24,6 +38,10 @@
 // the site's name), and a run can arm them with terms (ArmTerms, or the
 // CLI's --failpoint through ParseFailpointFlag and Arm): `return("crash")`
 // or `return(true)` crashes, `sleep(ms)` delays, `N*` counts, `->` chains.
+// Terms armed at a site (ArmTerms, `commit-locked=terms`) are evaluated at
+// every call, and their counts run over all calls, whatever the commit and
+// pass; terms armed at a pass (ArmTermsAtPass, `commit-locked@2=terms`)
+// only at each commit's call of that pass, and their counts over those.
 // conform takes a subset of the library's language and refuses the rest
 // with an error that says why: `N%` (an unseeded global source: a run could
 // not be reproduced), `pause` (use a Hold), `panic`, `break`, `print`. See

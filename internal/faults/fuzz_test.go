@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -21,6 +22,17 @@ func FuzzParseFailpointFlag(f *testing.F) {
 		`commit-locked=pause`,
 		`x=`,
 		`=`,
+		`conform/commit-locked=return(true)`,
+		`commit-locked@2=return("crash")`,
+		`conform/commit-after-point@3=1*return("crash")`,
+		`commit-locked@0=return("crash")`,
+		`commit-locked@02=return("crash")`,
+		`commit-locked@-1=return("crash")`,
+		`commit-locked@=return("crash")`,
+		`commit-locked@99999999999999999999=return("crash")`,
+		`commit-locked@2@3=return("crash")`,
+		`wrap/commit-before-send@2=return("kill")`,
+		`commit-locked=return("a@2")`,
 	} {
 		f.Add(s)
 	}
@@ -32,8 +44,15 @@ func FuzzParseFailpointFlag(f *testing.F) {
 		if !utf8.ValidString(s) {
 			t.Fatalf("accepted invalid UTF-8 %q", s)
 		}
-		if !strings.HasPrefix(s, e.Name+"=") || terms != s[len(e.Name)+1:] {
+		// The name, by Name or Failpath, then "@pass" written the one way
+		// it may be, then the terms.
+		name, _, _ := strings.Cut(s, "=")
+		base, passText, hasPass := strings.Cut(name, "@")
+		if (base != e.Name && base != e.Failpath) || terms != s[len(name)+1:] {
 			t.Fatalf("ParseFailpointFlag(%q) = %q, %q", s, e.Name, terms)
+		}
+		if hasPass != (e.Pass != AnyPass) || (hasPass && (e.Pass < 1 || passText != strconv.Itoa(e.Pass) || e.Layer != LayerInStore)) {
+			t.Fatalf("ParseFailpointFlag(%q) = %s pass %d (layer %s)", s, e.Name, e.Pass, e.Layer)
 		}
 		if err := validateFor(e, terms); err != nil {
 			t.Fatalf("accepted %q, which does not validate again: %v", s, err)

@@ -40,6 +40,14 @@ func requireDisarmed(t *testing.T) {
 			t.Fatalf("site %s still counts %d armed", s, n)
 		}
 	}
+	passTab.Lock()
+	defer passTab.Unlock()
+	if n := len(passTab.recorders); n != 0 {
+		t.Fatalf("%d recorders still armed", n)
+	}
+	if passTab.cur != nil || passTab.old != nil {
+		t.Fatalf("the pass table holds %d+%d commits with nothing armed", len(passTab.cur), len(passTab.old))
+	}
 }
 
 func TestAtNothingArmed(t *testing.T) {
