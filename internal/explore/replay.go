@@ -42,10 +42,15 @@ import (
 //   - Tokens, as references: a token is the store's to issue, so a renew
 //     or a batch that carried token T carries the token the replay's
 //     acquire granted where the recording's acquire granted T (the latest
-//     such acquire called before it). A token no recorded acquire granted
-//     (or whose acquire was not granted in the replay) is sent as it is.
+//     such acquire called before it). A token no acquire of h granted,
+//     or whose acquire was refused in the replay, is taken for the token
+//     the sending handle's last acquire got, if it got one, and is sent
+//     as it is otherwise (a shrunk history may have lost the acquire).
 //     A batch sent more than once is sent with the token its first send
 //     carried.
+//
+// An open replaces the process's handle (the one it had stays open); an
+// operation of a process with no handle is recorded as not sent.
 //
 // What replay does not keep: the answers (they are the store's, and are
 // what the replay records), the logical clock values (the replay has its
@@ -194,27 +199,30 @@ type replayer struct {
 	sent    map[hoststore.CommitID]hoststore.CommitID // id sent → recorded id
 }
 
-// token returns what the replay sends for recorded token t.
-func (r *replayer) token(t hoststore.FenceToken) hoststore.FenceToken {
+// token returns what the replay sends for recorded token t from a
+// process whose handle last got token own (0: none).
+func (r *replayer) token(t, own hoststore.FenceToken) hoststore.FenceToken {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.tokenLocked(t, own)
+}
+
+func (r *replayer) tokenLocked(t, own hoststore.FenceToken) hoststore.FenceToken {
 	if n, ok := r.tokens[t]; ok {
 		return n
+	}
+	if t != 0 && own != 0 {
+		return own
 	}
 	return t
 }
 
 // batch returns the batch to record for b, and the batch to send.
-func (r *replayer) batch(b *Batch) (*Batch, *hoststore.CommitBatch, error) {
+func (r *replayer) batch(b *Batch, own hoststore.FenceToken) (*Batch, *hoststore.CommitBatch, error) {
 	r.mu.Lock()
 	rb := r.batches[b.ID]
 	if rb == nil {
-		rb = &Batch{ID: b.ID, Updates: cloneUpdates(b.Updates)}
-		if n, ok := r.tokens[b.Token]; ok {
-			rb.Token = n
-		} else {
-			rb.Token = b.Token
-		}
+		rb = &Batch{ID: b.ID, Token: r.tokenLocked(b.Token, own), Updates: cloneUpdates(b.Updates)}
 		r.batches[b.ID] = rb
 	}
 	id := b.ID + hoststore.CommitID(r.suffix)
@@ -252,7 +260,8 @@ type rproc struct {
 	in     chan int
 	h      *faults.Store
 	handle int
-	all    []*faults.Store // every handle opened, for finish
+	tok    hoststore.FenceToken // the token the handle's last acquire got
+	all    []*faults.Store      // every handle opened, for finish
 }
 
 // finish kills every handle the process left open and waits for what
@@ -281,11 +290,11 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 	)
 	switch e.Op {
 	case OpOpen:
-		p.handle = int(r.handles.Add(1))
+		p.handle, p.tok = int(r.handles.Add(1)), 0
 	case OpRenew:
-		ev.Token = r.token(e.Token)
+		ev.Token = r.token(e.Token, p.tok)
 	case OpCommit:
-		ev.Batch, built, err = r.batch(e.Batch)
+		ev.Batch, built, err = r.batch(e.Batch, p.tok)
 		if err != nil {
 			panic("explore: replay: a batch that built when checked no longer builds: " + err.Error())
 		}
@@ -354,7 +363,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 		g, err = p.h.AcquireFence(ctx, mode)
 		end(func(o *Event) {
 			if err == nil {
-				o.Grant = &g
+				o.Grant, p.tok = &g, g.Token
 				if e.Grant != nil {
 					r.tokens[e.Grant.Token] = g.Token
 				}

@@ -56,6 +56,10 @@ type ShrinkStats struct {
 //   - drop chunks of operations, halving the chunk from half the history
 //     down to one operation (dropping an open drops its handle's
 //     operations with it);
+//   - merge a handle into the one its process had before (dropping the
+//     open, and the kill or close that ended the one before);
+//   - drop every send of a batch that only updates, moving the versions
+//     of its scopes' later updates down by one so the chain still holds;
 //   - drop every operation on a scope and its updates from every batch;
 //   - drop a commit's injected faults;
 //   - drop updates from a batch, rows from an append, and a batch's
@@ -79,11 +83,12 @@ func Shrink(ctx context.Context, newRealm func() (hoststore.HostStoreFactory, er
 	}
 	s.target = f.Findings[0].Obligation
 	s.stats.Obligation = s.target
-	// The recording as it ran, and then in two sequential orders: a
-	// replay of a concurrent history need not interleave as the
-	// recording did, and an operation that overlapped others may have
-	// taken effect early or late in its interval.
-	for _, cand := range []*History{f.History, serial(f.History, byCall), serial(f.History, byReturn), f.History} {
+	// The recording made sequential in call order, then in return order
+	// (an operation that overlapped others may have taken effect early or
+	// late in its interval), then as it ran: a sequential replay is
+	// deterministic, a concurrent one need not interleave as the
+	// recording did.
+	for _, cand := range []*History{serial(f.History, byCall), serial(f.History, byReturn), f.History, f.History} {
 		ok, err := s.try(cand)
 		if err != nil {
 			return f, s.stats, err
@@ -96,7 +101,7 @@ func Shrink(ctx context.Context, newRealm func() (hoststore.HostStoreFactory, er
 	if !s.stats.Reproduced {
 		return f, s.stats, nil
 	}
-	passes := []func() (bool, error){s.sequential, s.dropProcs, s.dropChunks, s.dropScopes, s.dropFaults, s.simplifyBatches, s.lowerLimits, s.rename}
+	passes := []func() (bool, error){s.sequential, s.dropProcs, s.dropChunks, s.mergeHandles, s.dropBatches, s.dropScopes, s.dropFaults, s.simplifyBatches, s.lowerLimits, s.rename}
 	for {
 		progress := false
 		for _, pass := range passes {
@@ -302,6 +307,88 @@ func (s *shrinker) dropChunks() (bool, error) {
 				return any, nil
 			}
 		}
+	}
+	return any, nil
+}
+
+// mergeHandles merges each handle into the one its process opened
+// before: the open goes, and so do the kills and closes between the two.
+func (s *shrinker) mergeHandles() (bool, error) {
+	any := false
+	for i := 0; i < len(s.cur().Events); i++ {
+		h := s.cur()
+		e := h.Events[i]
+		if e.Op != OpOpen {
+			continue
+		}
+		prev := -1
+		for j := i - 1; j >= 0; j-- {
+			if h.Events[j].Proc == e.Proc && h.Events[j].Op == OpOpen {
+				prev = j
+				break
+			}
+		}
+		if prev < 0 {
+			continue
+		}
+		c := clone(h)
+		drop := make([]bool, len(c.Events))
+		drop[i] = true
+		for j := prev + 1; j < i; j++ {
+			x := &c.Events[j]
+			drop[j] = x.Proc == e.Proc && (x.Op == OpKill || x.Op == OpClose)
+		}
+		for j := i + 1; j < len(c.Events); j++ {
+			if x := &c.Events[j]; x.Proc == e.Proc && x.Handle == e.Handle {
+				x.Handle = h.Events[prev].Handle
+			}
+		}
+		c.Events[i].Op = OpLapse // not dropped with its handle by without
+		ok, err := s.try(without(c, drop))
+		if err != nil {
+			return any, err
+		}
+		if ok {
+			any = true
+			i--
+		}
+	}
+	return any, nil
+}
+
+// dropBatches drops every send of a batch whose updates all move a live
+// scope on, and moves down by one the versions of the updates of those
+// scopes that the history's other batches make from there on.
+func (s *shrinker) dropBatches() (bool, error) {
+	any := false
+	for _, id := range batchIDs(s.cur()) {
+		b := batchOf(s.cur(), id)
+		if b == nil || slices.ContainsFunc(b.Updates, func(u hoststore.ScopeUpdate) bool { return u.Previous == nil || u.Delete }) {
+			continue
+		}
+		c := clone(s.cur())
+		drop := make([]bool, len(c.Events))
+		for i := range c.Events {
+			x := c.Events[i].Batch
+			if x == nil {
+				continue
+			}
+			if x.ID == id {
+				drop[i] = true
+				continue
+			}
+			for k := range x.Updates {
+				u := &x.Updates[k]
+				if w, ok := b.Update(u.Scope); ok && u.Previous != nil && *u.Previous >= w.Next {
+					u.Previous, u.Next = hoststore.Ptr(*u.Previous-1), u.Next-1
+				}
+			}
+		}
+		ok, err := s.try(without(c, drop))
+		if err != nil {
+			return any, err
+		}
+		any = any || ok
 	}
 	return any, nil
 }
