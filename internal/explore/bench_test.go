@@ -58,3 +58,24 @@ func mustRealm(b *testing.B) hostFactory {
 	}
 	return f
 }
+
+// BenchmarkShrink shrinks one finding of each canary: one iteration is
+// one shrink, replays and checks included.
+func BenchmarkShrink(b *testing.B) {
+	for _, bug := range shrinkCanaries[:6] {
+		b.Run(bug.String(), func(b *testing.B) {
+			orig, _, _, _ := findReproducible(b, bug)
+			var st ShrinkStats
+			for b.Loop() {
+				var err error
+				_, st, err = Shrink(context.Background(), canaryRealm(bug), orig, ShrinkConfig{})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.Replays), "replays")
+			b.ReportMetric(float64(st.From), "events-from")
+			b.ReportMetric(float64(st.To), "events-to")
+		})
+	}
+}

@@ -19,6 +19,9 @@ func (j *judge) diagnose(partials [][][]int) Finding {
 	covered := make([]bool, len(j.ops))
 	var longest []int
 	for _, part := range partials {
+		// porcupine hands the partial linearizations over in map order:
+		// sorted, the longest is the same one on every check.
+		slices.SortFunc(part, slices.Compare)
 		for _, lin := range part {
 			for _, i := range lin {
 				covered[i] = true

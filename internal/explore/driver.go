@@ -240,6 +240,15 @@ func (p *proc) end(i int, err error, fill func(*Event)) {
 	defer p.mu.Unlock()
 	e := &p.events[i]
 	e.Return = p.d.clock.Add(1)
+	recordErr(e, err)
+	if fill != nil {
+		fill(e)
+	}
+}
+
+// recordErr records err as e's answer: a kill of the process as Lost,
+// any other error by its kind, its text and its typed details.
+func recordErr(e *Event, err error) {
 	if errors.Is(err, faults.ErrKilled) {
 		e.Lost = true
 	} else if err != nil {
@@ -257,8 +266,17 @@ func (p *proc) end(i int, err error, fill func(*Event)) {
 			e.Clash = &hoststore.ConflictError{Scope: ce.Scope, Current: ce.Current}
 		}
 	}
-	if fill != nil {
-		fill(e)
+}
+
+// recordCommitLoss marks a commit's loss as the driver knows it: a crash
+// at an in-store site loses the answer, and a kill before the send means
+// the request never reached the store.
+func recordCommitLoss(e *Event, err error, fs []Fault) {
+	if errors.Is(err, instore.ErrCrashed) {
+		e.Lost = true
+	}
+	if e.Lost && len(fs) > 0 && fs[0].Site == faults.BeforeSend.String() {
+		e.Lost, e.NotSent = false, true
 	}
 }
 
@@ -485,14 +503,7 @@ func (p *proc) commit(ctx context.Context, b *Batch, fs []Fault) {
 	p.d.remember(b)
 	i := p.begin(Event{Op: OpCommit, Batch: b, Faults: fs})
 	err = p.h.Commit(ctx, built)
-	p.end(i, err, func(e *Event) {
-		if errors.Is(err, instore.ErrCrashed) {
-			e.Lost = true
-		}
-		if e.Lost && len(fs) > 0 && fs[0].Site == faults.BeforeSend.String() {
-			e.Lost, e.NotSent = false, true
-		}
-	})
+	p.end(i, err, func(e *Event) { recordCommitLoss(e, err, fs) })
 	switch k := hoststore.KindOf(err); {
 	case err == nil:
 		for _, u := range b.Updates {

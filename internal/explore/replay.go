@@ -1,0 +1,601 @@
+package explore
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/faults"
+)
+
+// Replay plays the operations of a recorded history against realm, a
+// fresh realm, and returns what this run recorded: a new History with the
+// same operations and new answers, which Check judges like any other.
+//
+// What replay keeps:
+//
+//   - The processes and their operations: each process plays its own
+//     events, in their recorded order, one goroutine per process; opens,
+//     kills and closes of handles are played where they were recorded.
+//   - The arguments: modes, scopes, kinds, cursors, indices, limits and
+//     batches, byte for byte, commit ids included (the history records the
+//     ids it was given).
+//   - The faults: a kill before the send, in flight or after the answer,
+//     an answer lost as Indeterminate, and a crash at an in-store site are
+//     injected into the same commit, as the driver injects them.
+//   - Real-time order: operations are called in their recorded call order,
+//     and an operation is called only once every operation that returned
+//     before it was called in the recording has returned. Operations that
+//     overlapped in the recording may overlap again; how far they do is up
+//     to the scheduler.
+//   - Tokens, as references: a token is the store's to issue, so a renew
+//     or a batch that carried token T carries the token the replay's
+//     acquire granted where the recording's acquire granted T (the latest
+//     such acquire called before it). A token no acquire of h granted,
+//     or whose acquire was refused in the replay, is taken for the token
+//     the sending handle's last acquire got, if it got one, and is sent
+//     as it is otherwise (a shrunk history may have lost the acquire).
+//     A batch sent more than once is sent with the token its first send
+//     carried.
+//
+// An open replaces the process's handle (the one it had stays open); an
+// operation of a process with no handle is recorded as not sent.
+//
+// What replay does not keep: the answers (they are the store's, and are
+// what the replay records), the logical clock values (the replay has its
+// own, in the same call order), how far overlapping operations
+// interleave inside the store, and durations (Held.Remaining and a
+// takeover's SupersededLease run on the store's clock). Commits go to the
+// store with a suffix on their id that is unique to the replay, so that
+// the in-store holds of two replays run at once never catch each other's
+// commits; the recorded history shows the ids without it. After the last
+// operation, every handle still open is killed, unrecorded, and every
+// request abandoned in flight is waited for.
+//
+// Replay returns an error only when the realm cannot open a first handle
+// or the history is malformed (an event's batch that NewCommitBatch
+// refuses). The recorded answers of h are ignored, except that an
+// acquire's grant names the token later events refer to.
+func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, cfg Config) (*History, error) {
+	cfg = cfg.withDefaults()
+	src := slices.Clone(h.Events)
+	slices.SortStableFunc(src, func(a, b Event) int { return cmpInt64(a.Call, b.Call) })
+	for i := range src {
+		if src[i].Op == OpCommit {
+			if src[i].Batch == nil {
+				return nil, fmt.Errorf("replay: event %d: a commit without a batch", src[i].ID)
+			}
+			if _, err := src[i].Batch.Build(); err != nil {
+				return nil, fmt.Errorf("replay: event %d: %w", src[i].ID, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.HistoryTimeout)
+	defer cancel()
+	first, err := realm.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	if first == nil {
+		return nil, errors.New("open returned no handle and no error")
+	}
+	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
+		batches: map[hoststore.CommitID]*Batch{}, sent: map[hoststore.CommitID]hoststore.CommitID{}}
+	out := &History{Seed: h.Seed, Lease: first.FenceTiming().Lease()}
+	if k, ok := first.(hoststore.Killer); ok {
+		k.Kill()
+	}
+
+	procs := map[int]*rproc{}
+	var ids []int
+	for i := range src {
+		p := src[i].Proc
+		if procs[p] == nil {
+			procs[p] = &rproc{r: r, id: p, in: make(chan int)}
+			ids = append(ids, p)
+		}
+	}
+	out.Procs = len(ids)
+	played := make([]Event, len(src))
+	started := make([]chan struct{}, len(src))
+	done := make([]chan struct{}, len(src))
+	for i := range src {
+		started[i], done[i] = make(chan struct{}), make(chan struct{})
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		p := procs[id]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range p.in {
+				p.play(ctx, &src[i], &played[i], started[i], done[i])
+			}
+		}()
+	}
+
+	// The coordinator: calls in recorded call order, each after the calls
+	// that returned before it in the recording.
+	dispatched := 0
+	waited := make([]bool, len(src))
+dispatch:
+	for i := range src {
+		for j := range i {
+			if waited[j] || !src[j].Returned() || src[j].Return >= src[i].Call {
+				continue
+			}
+			select {
+			case <-done[j]:
+				waited[j] = true
+			case <-ctx.Done():
+				break dispatch
+			}
+		}
+		select {
+		case procs[src[i].Proc].in <- i:
+		case <-ctx.Done():
+			break dispatch
+		}
+		<-started[i] // play closes it before it can block
+		dispatched++
+	}
+	for _, id := range ids {
+		close(procs[id].in)
+	}
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-ctx.Done():
+		// A call that ignores its context keeps its goroutine; what it
+		// sent stays recorded as never returned.
+	}
+	for _, id := range ids {
+		procs[id].finish(ctx)
+	}
+	for i := range dispatched {
+		r.mu.Lock()
+		e := played[i]
+		r.mu.Unlock()
+		out.Events = append(out.Events, e)
+	}
+	for i := range out.Events {
+		out.Events[i].ID = i
+	}
+	return out, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// replayer is what a replay's processes share.
+type replayer struct {
+	realm   hoststore.HostStoreFactory
+	suffix  string // appended to every commit id sent
+	clock   atomic.Int64
+	handles atomic.Int64
+
+	mu      sync.Mutex // guards what follows, and every played event
+	tokens  map[hoststore.FenceToken]hoststore.FenceToken
+	batches map[hoststore.CommitID]*Batch             // recorded id → the batch as first sent (recorded id, replay token)
+	sent    map[hoststore.CommitID]hoststore.CommitID // id sent → recorded id
+}
+
+// token returns what the replay sends for recorded token t from a
+// process whose handle last got token own (0: none).
+func (r *replayer) token(t, own hoststore.FenceToken) hoststore.FenceToken {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tokenLocked(t, own)
+}
+
+func (r *replayer) tokenLocked(t, own hoststore.FenceToken) hoststore.FenceToken {
+	if n, ok := r.tokens[t]; ok {
+		return n
+	}
+	if t != 0 && own != 0 {
+		return own
+	}
+	return t
+}
+
+// batch returns the batch to record for b, and the batch to send.
+func (r *replayer) batch(b *Batch, own hoststore.FenceToken) (*Batch, *hoststore.CommitBatch, error) {
+	r.mu.Lock()
+	rb := r.batches[b.ID]
+	if rb == nil {
+		rb = &Batch{ID: b.ID, Token: r.tokenLocked(b.Token, own), Updates: cloneUpdates(b.Updates)}
+		r.batches[b.ID] = rb
+	}
+	id := b.ID + hoststore.CommitID(r.suffix)
+	if len(id) > hoststore.MaxCommitIDBytes {
+		id = b.ID[:hoststore.MaxCommitIDBytes-len(r.suffix)] + hoststore.CommitID(r.suffix)
+	}
+	r.sent[id] = b.ID
+	r.mu.Unlock()
+	built, err := hoststore.NewCommitBatch(id, rb.Token, rb.Updates)
+	return rb, built, err
+}
+
+// unsend maps a commit id the store answered back to the recorded one.
+func (r *replayer) unsend(id hoststore.CommitID) hoststore.CommitID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o, ok := r.sent[id]; ok {
+		return o
+	}
+	return id
+}
+
+func cloneUpdates(us []hoststore.ScopeUpdate) []hoststore.ScopeUpdate {
+	out := make([]hoststore.ScopeUpdate, len(us))
+	for i, u := range us {
+		out[i] = u.Clone()
+	}
+	return out
+}
+
+// rproc is one process of a replay.
+type rproc struct {
+	r      *replayer
+	id     int
+	in     chan int
+	h      *faults.Store
+	handle int
+	tok    hoststore.FenceToken // the token the handle's last acquire got
+	all    []*faults.Store      // every handle opened, for finish
+}
+
+// finish kills every handle the process left open and waits for what
+// they abandoned in flight, so that no request outlives the replay.
+// When ctx has ended (a store that hangs), it does not wait.
+func (p *rproc) finish(ctx context.Context) {
+	p.r.mu.Lock()
+	all := slices.Clone(p.all)
+	p.r.mu.Unlock()
+	for _, s := range all {
+		s.Kill()
+		_ = s.WaitAbandoned(ctx)
+	}
+}
+
+// play plays event e, recording it in out; it closes started once the
+// call is on the clock and done once it returned.
+func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done chan struct{}) {
+	r := p.r
+	defer close(done)
+	ev := Event{Proc: p.id, Op: e.Op, Mode: e.Mode, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
+		Faults: slices.Clone(e.Faults)}
+	var (
+		built *hoststore.CommitBatch
+		err   error
+	)
+	switch e.Op {
+	case OpOpen:
+		p.handle, p.tok = int(r.handles.Add(1)), 0
+	case OpRenew:
+		ev.Token = r.token(e.Token, p.tok)
+	case OpCommit:
+		ev.Batch, built, err = r.batch(e.Batch, p.tok)
+		if err != nil {
+			panic("explore: replay: a batch that built when checked no longer builds: " + err.Error())
+		}
+	}
+	ev.Handle = p.handle
+	begin := func() {
+		r.mu.Lock()
+		ev.Call = r.clock.Add(1)
+		*out = ev
+		r.mu.Unlock()
+		close(started)
+	}
+	end := func(fill func(*Event)) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out.Return = r.clock.Add(1)
+		recordErr(out, err)
+		if fill != nil {
+			fill(out)
+		}
+	}
+	if p.h == nil && e.Op != OpOpen && e.Op != OpLapse && e.Op != OpKill {
+		begin()
+		end(func(e *Event) { e.NotSent, e.Text = true, "replay: the process has no handle" })
+		return
+	}
+	switch e.Op {
+	case OpOpen:
+		begin()
+		var s hoststore.HostStore
+		s, err = r.realm.Open(ctx)
+		end(nil)
+		if err == nil && s != nil {
+			p.h = faults.Wrap(s)
+			r.mu.Lock()
+			p.all = append(p.all, p.h)
+			r.mu.Unlock()
+		}
+	case OpKill:
+		begin()
+		if p.h != nil {
+			p.h.Kill()
+		}
+		end(nil)
+		if p.h != nil {
+			_ = p.h.WaitAbandoned(context.Background())
+		}
+		p.h = nil
+	case OpClose:
+		begin()
+		if c, ok := p.h.Inner().(io.Closer); ok {
+			err = c.Close()
+		}
+		end(nil)
+	case OpLapse:
+		begin()
+		err = r.realm.LapseFenceLeases(ctx)
+		end(nil)
+	case OpAcquire:
+		mode := hoststore.Exclusive
+		if e.Mode == hoststore.Takeover.String() {
+			mode = hoststore.Takeover
+		}
+		begin()
+		var g hoststore.FenceGrant
+		g, err = p.h.AcquireFence(ctx, mode)
+		end(func(o *Event) {
+			if err == nil {
+				o.Grant, p.tok = &g, g.Token
+				if e.Grant != nil {
+					r.tokens[e.Grant.Token] = g.Token
+				}
+			}
+		})
+	case OpRenew:
+		begin()
+		err = p.h.RenewFence(ctx, ev.Token)
+		end(nil)
+	case OpLoad:
+		begin()
+		var hd *hoststore.VersionedHead
+		hd, err = p.h.LoadHead(ctx, *e.Scope)
+		if hd != nil {
+			hd.CommitID = r.unsend(hd.CommitID)
+		}
+		end(func(o *Event) { o.Head = hd })
+	case OpList:
+		begin()
+		var pg hoststore.HeadPage
+		pg, err = p.h.ListHeads(ctx, e.Kind, e.After, e.Limit)
+		for i := range pg.Heads {
+			pg.Heads[i].Head.CommitID = r.unsend(pg.Heads[i].Head.CommitID)
+		}
+		end(func(o *Event) {
+			if err == nil {
+				o.Page = &pg
+			}
+		})
+	case OpRead:
+		begin()
+		var rows []hoststore.Row
+		rows, err = p.h.ReadRows(ctx, *e.Scope, e.From, e.Limit)
+		end(func(o *Event) { o.Rows = rows })
+	case OpCommit:
+		disarm := inject(p.h, ev.Faults, built.CommitID())
+		begin()
+		err = p.h.Commit(ctx, built)
+		end(func(o *Event) { recordCommitLoss(o, err, ev.Faults) })
+		disarm()
+	default:
+		begin()
+		end(func(o *Event) { o.NotSent, o.Text = true, "replay: unknown operation "+string(e.Op) })
+	}
+}
+
+// inject sets up the recorded faults of a commit of id on h, as the
+// driver's faultCommit does, and returns what undoes what is left of them.
+func inject(h *faults.Store, fs []Fault, id hoststore.CommitID) func() {
+	match := func(c *hoststore.CommitBatch) bool { return c.CommitID() == id }
+	var undo []func()
+	for _, f := range fs {
+		switch f.Layer {
+		case "wrapper":
+			ph, ok := map[string]faults.Phase{faults.BeforeSend.String(): faults.BeforeSend, faults.InFlight.String(): faults.InFlight,
+				faults.AfterAnswer.String(): faults.AfterAnswer}[f.Site]
+			if !ok {
+				continue
+			}
+			eff := faults.EffectKill
+			if f.Kind == "indeterminate" {
+				eff = faults.EffectIndeterminate
+				if ph == faults.InFlight {
+					continue
+				}
+			}
+			in := h.Inject(faults.Rule{Op: faults.OpCommit, Phase: ph, Effect: eff, Match: match})
+			undo = append(undo, in.Remove)
+		case "instore":
+			site := instore.Site(f.Site)
+			if !slices.Contains(instore.Sites, site) {
+				continue
+			}
+			hold := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == id })
+			if f.Kind == "crash" {
+				hold.Crash()
+			}
+			undo = append(undo, hold.Disarm)
+		}
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// answerOf returns an event's answer for comparing two replays: its
+// answer text, with durations (which run on the store's clock) left out.
+func answerOf(e *Event) string {
+	c := *e
+	if c.Held != nil {
+		c.Held = &hoststore.HeldError{Holder: c.Held.Holder}
+	}
+	if c.Grant != nil {
+		c.Grant = &hoststore.FenceGrant{Token: c.Grant.Token}
+		if e.Grant.SupersededLease > 0 {
+			c.Grant.SupersededLease = 1
+		}
+	}
+	return c.answerText()
+}
+
+// Script returns h as a script for Replay: the events' calls, arguments,
+// faults and clock, with the answers left out except the acquires'
+// grants (which name the tokens later events refer to).
+func Script(h *History) *History {
+	c := &History{Seed: h.Seed, Procs: h.Procs, Lease: h.Lease, Events: make([]Event, len(h.Events))}
+	for i, e := range h.Events {
+		c.Events[i] = Event{ID: e.ID, Proc: e.Proc, Handle: e.Handle, Op: e.Op, Call: e.Call, Return: e.Return,
+			Mode: e.Mode, Token: e.Token, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
+			Batch: e.Batch, Faults: e.Faults}
+		if e.Op == OpAcquire && e.Grant != nil {
+			c.Events[i].Grant = &hoststore.FenceGrant{Token: e.Grant.Token}
+		}
+	}
+	return c
+}
+
+// reproPrefix versions the repro encoding.
+const reproPrefix = "h1."
+
+// EncodeRepro returns h's script (see Script) on one line: "h1." and the
+// URL-safe, unpadded base64 of the deflated JSON. It holds no space,
+// semicolon, percent sign, plus or equals sign, so it can be the value of
+// a key=value part of a repro string as it is. DecodeRepro reads it back.
+func EncodeRepro(h *History) (string, error) {
+	data, err := json.Marshal(Script(h))
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, flate.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(data); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return reproPrefix + base64.RawURLEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// maxReproJSON bounds the JSON a repro may inflate to.
+const maxReproJSON = 16 << 20
+
+// DecodeRepro reads back what EncodeRepro wrote: a script Replay plays.
+func DecodeRepro(s string) (*History, error) {
+	rest, ok := strings.CutPrefix(s, reproPrefix)
+	if !ok {
+		return nil, fmt.Errorf("explore: repro %.16q…: does not start with %q", s, reproPrefix)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return nil, fmt.Errorf("explore: repro: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), maxReproJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("explore: repro: %w", err)
+	}
+	if len(data) > maxReproJSON {
+		return nil, fmt.Errorf("explore: repro: over %d bytes of JSON", maxReproJSON)
+	}
+	var h History
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, fmt.Errorf("explore: repro: %w", err)
+	}
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Op == OpCommit && e.Batch == nil || (e.Op == OpLoad || e.Op == OpRead) && e.Scope == nil {
+			return nil, fmt.Errorf("explore: repro: event %d (%s) lacks its arguments", i, e.Op)
+		}
+	}
+	return &h, nil
+}
+
+// Twice is what ReplayTwice found.
+type Twice struct {
+	// Runs are the two replays' recordings, and Verdicts their checks.
+	Runs     [2]*History `json:"runs"`
+	Verdicts [2]Verdict  `json:"verdicts"`
+	// Same reports whether the two runs agree: the same judgement (result,
+	// and the obligations and events of the findings, in order) and the
+	// same answer to every operation, durations aside.
+	Same bool `json:"same"`
+	// Diff says where they first differ, when they do.
+	Diff string `json:"diff,omitempty"`
+}
+
+// ReplayTwice replays h on two fresh realms from newRealm, one after the
+// other, judges both, and reports whether the store behaved the same way
+// both times. A repro that does not is not one the store can be held to:
+// its outcome depends on the interleaving or on the store's own state.
+func ReplayTwice(ctx context.Context, newRealm func() (hoststore.HostStoreFactory, error), h *History, cfg Config) (Twice, error) {
+	var t Twice
+	for i := range 2 {
+		realm, err := newRealm()
+		if err != nil {
+			return t, fmt.Errorf("explore: replay %d: new realm: %w", i+1, err)
+		}
+		t.Runs[i], err = Replay(ctx, realm, h, cfg)
+		if err != nil {
+			return t, fmt.Errorf("explore: replay %d: %w", i+1, err)
+		}
+		t.Verdicts[i] = Check(t.Runs[i], cfg.Check)
+	}
+	t.Diff = differ(t.Runs, t.Verdicts)
+	t.Same = t.Diff == ""
+	return t, nil
+}
+
+// differ returns where two replays first differ, or "".
+func differ(runs [2]*History, vs [2]Verdict) string {
+	judged := func(v Verdict) string {
+		s := string(v.Result)
+		for _, f := range v.Findings {
+			s += fmt.Sprintf(" %s@#%d", f.Obligation, f.Event)
+		}
+		return s
+	}
+	if a, b := judged(vs[0]), judged(vs[1]); a != b {
+		return fmt.Sprintf("judgement: first %s, then %s", a, b)
+	}
+	a, b := runs[0].Events, runs[1].Events
+	if len(a) != len(b) {
+		return fmt.Sprintf("events: first %d, then %d", len(a), len(b))
+	}
+	for i := range a {
+		if x, y := answerOf(&a[i]), answerOf(&b[i]); x != y {
+			return fmt.Sprintf("#%d %s: first %s, then %s", i, a[i].Op, x, y)
+		}
+	}
+	return ""
+}
