@@ -77,6 +77,7 @@ type (
 		Early, Trail                     []string
 		TrailTotal, TrailCut, EarlyCount string
 		TrailStart, TailStart            int
+		Timeline                         *htmlTimeline
 	}
 	htmlLine struct {
 		Class, Text string
@@ -332,7 +333,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 		hr.NoFailures = row.Status == StatusFailed && len(row.Failures) == 0
 	}
 	for j, f := range row.Failures {
-		hr.Failures = append(hr.Failures, htmlFailureOf(run, j, len(row.Failures), f))
+		hr.Failures = append(hr.Failures, htmlFailureOf(run, i, j, len(row.Failures), f))
 	}
 	hr.Details = len(hr.Failures) > 0 || len(hr.NotExercised) > 0 || hr.NoFailures || hr.Output != ""
 	hr.Cells = cells(row, hr.Name, cols)
@@ -371,8 +372,8 @@ func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 	return out
 }
 
-// htmlFailureOf returns the view of the j-th of n failures of a row.
-func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
+// htmlFailureOf returns the view of the j-th of n failures of row i.
+func htmlFailureOf(run *Run, i, j, n int, f Failure) htmlFailure {
 	hf := htmlFailure{
 		N: j + 1, Of: n,
 		Obligation: obligationName(run, f.Obligation),
@@ -403,6 +404,9 @@ func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
 	}
 	hf.Trail = lines
 	hf.TailStart = hf.TrailStart + len(hf.Early)
+	if f.Timeline != nil {
+		hf.Timeline = newHTMLTimeline(f.Timeline, "tl-"+strconv.Itoa(i)+"-"+strconv.Itoa(j))
+	}
 	return hf
 }
 
