@@ -52,7 +52,7 @@ type (
 		// AtEnd: the plot scrolls, and the highlighted operation is off its
 		// first screen and on its last, so the plot opens scrolled to the end.
 		AtEnd bool
-		Aria                  string
+		Aria  string
 	}
 	htmlLane struct {
 		Y, TextY, Width int

@@ -516,3 +516,24 @@ func TestTimelinePicturesForPeople(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHTMLTimelineOpensAtHighlight(t *testing.T) {
+	tl := busyTimeline(150, 3, 9)
+	for _, c := range []struct {
+		at    int // index of the highlighted event
+		atEnd bool
+	}{{len(tl.Events) - 3, true}, {2, false}, {len(tl.Events) / 2, false}} {
+		tl.Highlight = tl.Events[c.at].ID
+		ht := newHTMLTimeline(tl, "t")
+		if ht.AtEnd != c.atEnd {
+			t.Errorf("highlight at event %d of %d: AtEnd = %v, want %v", c.at, len(tl.Events), ht.AtEnd, c.atEnd)
+		}
+		s := page(t, timelineRun(tl))
+		if got := strings.Contains(s, `class="tl-scroll at-end"`); got != c.atEnd {
+			t.Errorf("highlight at event %d: page scrolls to the end %v, want %v", c.at, got, c.atEnd)
+		}
+	}
+	if newHTMLTimeline(sampleTimeline(), "t").AtEnd {
+		t.Error("a timeline that fits opens scrolled to its end")
+	}
+}
