@@ -81,7 +81,7 @@ func TestTimelineOf(t *testing.T) {
 		t.Fatalf("highlight %d, %d events; want 7 and %d", tl.Highlight, len(tl.Events), len(b.h.Events))
 	}
 	want := []struct {
-		lane                         int
+		lane                        int
 		mark, label, answer, result string
 	}{
 		{0, "", "acquire Exclusive", "ok", "tok=1"},
