@@ -107,7 +107,11 @@ const (
 // when the row does not check that obligation, marked by colour and by a
 // text symbol, rows the selection left out shown dim; then each finding:
 // failures first, with the obligation's statement, expected, got, the diff,
-// the last lines of the trail (earlier ones folded) and the repro line in a
+// the timeline of the history it was found in as an inline SVG picture (one
+// lane per process, each operation a bar from call to return showing its
+// answer, faults and kills as marks, the operation the model disagrees
+// with outlined; a long one scrolls sideways in its box), the last lines
+// of the trail (earlier ones folded) and the repro line in a
 // code element that selects whole on a click, then the parts not exercised,
 // with the row's spec, labels and log folded. The columns are the
 // catalogue in order, then any obligation a row names that the catalogue
