@@ -77,6 +77,7 @@ type (
 		Early, Trail                     []string
 		TrailTotal, TrailCut, EarlyCount string
 		TrailStart, TailStart            int
+		Timeline                         *htmlTimeline
 	}
 	htmlLine struct {
 		Class, Text string
@@ -106,7 +107,11 @@ const (
 // when the row does not check that obligation, marked by colour and by a
 // text symbol, rows the selection left out shown dim; then each finding:
 // failures first, with the obligation's statement, expected, got, the diff,
-// the last lines of the trail (earlier ones folded) and the repro line in a
+// the timeline of the history it was found in as an inline SVG picture (one
+// lane per process, each operation a bar from call to return showing its
+// answer, faults and kills as marks, the operation the model disagrees
+// with outlined; a long one scrolls sideways in its box), the last lines
+// of the trail (earlier ones folded) and the repro line in a
 // code element that selects whole on a click, then the parts not exercised,
 // with the row's spec, labels and log folded. The columns are the
 // catalogue in order, then any obligation a row names that the catalogue
@@ -332,7 +337,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 		hr.NoFailures = row.Status == StatusFailed && len(row.Failures) == 0
 	}
 	for j, f := range row.Failures {
-		hr.Failures = append(hr.Failures, htmlFailureOf(run, j, len(row.Failures), f))
+		hr.Failures = append(hr.Failures, htmlFailureOf(run, i, j, len(row.Failures), f))
 	}
 	hr.Details = len(hr.Failures) > 0 || len(hr.NotExercised) > 0 || hr.NoFailures || hr.Output != ""
 	hr.Cells = cells(row, hr.Name, cols)
@@ -371,8 +376,8 @@ func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 	return out
 }
 
-// htmlFailureOf returns the view of the j-th of n failures of a row.
-func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
+// htmlFailureOf returns the view of the j-th of n failures of row i.
+func htmlFailureOf(run *Run, i, j, n int, f Failure) htmlFailure {
 	hf := htmlFailure{
 		N: j + 1, Of: n,
 		Obligation: obligationName(run, f.Obligation),
@@ -403,6 +408,9 @@ func htmlFailureOf(run *Run, j, n int, f Failure) htmlFailure {
 	}
 	hf.Trail = lines
 	hf.TailStart = hf.TrailStart + len(hf.Early)
+	if f.Timeline != nil {
+		hf.Timeline = newHTMLTimeline(f.Timeline, "tl-"+strconv.Itoa(i)+"-"+strconv.Itoa(j))
+	}
 	return hf
 }
 

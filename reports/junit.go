@@ -67,9 +67,9 @@ type (
 // order the rows first name it, and one testcase per row (classname the
 // chapter, name the row's Spec). A failed row has one failure element whose
 // message is its first failure's and whose body lists every failure with its
-// expected, got, diff, trail and location, then the repro line; a row not
-// exercised or not run is skipped, with a message saying which and why; a
-// row with an unknown status is an error. Each testsuite carries the run's
+// expected, got, diff, timeline (one event a line), trail and location,
+// then the repro line; a row not exercised or not run is skipped, with a
+// message saying which and why; a row with an unknown status is an error. Each testsuite carries the run's
 // seed, store, version, label filter and failpoints as properties. Store
 // text is cut like the other human-facing reports and its control
 // characters made visible, so the XML stays well-formed.
@@ -218,6 +218,13 @@ func failureText(run *Run, row Row) string {
 		}
 		if f.Diff != "" {
 			fmt.Fprintf(&b, "diff:\n%s\n", field(f.Diff))
+		}
+		if f.Timeline != nil {
+			fmt.Fprintf(&b, "timeline: %s\n", timelineSummary(viewOf(f.Timeline)))
+			for _, l := range strings.SplitAfter(strings.TrimSuffix(timelineText(f.Timeline), "\n"), "\n") {
+				b.WriteString("  " + l)
+			}
+			b.WriteString("\n")
 		}
 		if lines, dropped := trail(f.Trail); len(lines) > 0 {
 			b.WriteString("trail:\n")

@@ -33,7 +33,8 @@ func emoji(s Status) string {
 // conformant), the run's store, seed, version and duration, the counts, a
 // table of rows (status, name, obligations, duration), then a section per
 // failed row with each failure (the obligation's statement, the message,
-// expected, got and diff in fenced code blocks, the trail) and the row's
+// expected, got and diff in fenced code blocks, the timeline of the history
+// it was found in, one event a line, in another, the trail) and the row's
 // repro line in a code block, then the parts not exercised. Store text is
 // cut to FieldMax per field (logs to OutputMax, trails to their last
 // TrailMax lines), control characters made visible, Markdown punctuation
@@ -166,6 +167,10 @@ func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
 		mdBlock(b, "Expected", "", f.Expected)
 		mdBlock(b, "Got", "", f.Got)
 		mdBlock(b, "Diff", "diff", f.Diff)
+		if f.Timeline != nil {
+			fmt.Fprintf(b, "**Timeline** (%s)\n\n", md(timelineSummary(viewOf(f.Timeline))))
+			mdFence(b, "", timelineText(f.Timeline))
+		}
 		if lines, dropped := trail(f.Trail); len(lines) > 0 {
 			fmt.Fprintf(b, "<details><summary>Trail (%s)</summary>\n\n", plural(len(f.Trail), "operation"))
 			text := strings.Join(lines, "\n")

@@ -103,6 +103,9 @@ type Failure struct {
 	Diff       string       `json:"diff,omitempty"`
 	Trail      []string     `json:"trail,omitempty"` // the operations that led there, one line each
 	Location   string       `json:"location,omitempty"`
+	// Timeline is the concurrent history the failure was found in, when
+	// exploration found it, with the operation it is about highlighted.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Row is the result of one row (one Ginkgo It) of a chapter.
