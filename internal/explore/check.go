@@ -160,6 +160,15 @@ func directEvent(e *Event) []Finding {
 		if n := e.Page.Next; n != nil && e.After != nil && *n <= *e.After {
 			add(chapter.ObListing, "a cursor that moves past "+nameText(e.After), nameText(n), "ListHeads answered a next cursor that does not move on: the listing never ends")
 		}
+		// A next cursor below the page's own last name makes the next page
+		// list names again; an empty page with a next cursor lists nothing
+		// and still says the listing goes on (docs/host-store-contract.md).
+		if n, hs := e.Page.Next, e.Page.Heads; n != nil && len(hs) > 0 && *n < hs[len(hs)-1].Name {
+			add(chapter.ObListing, "a next cursor at or above the page's last name "+fmt.Sprintf("%q", hs[len(hs)-1].Name), nameText(n), "ListHeads answered a next cursor inside its own page: the next page lists names again")
+		}
+		if e.Page.Next != nil && len(e.Page.Heads) == 0 {
+			add(chapter.ObListing, "no next cursor on an empty page", nameText(e.Page.Next), "ListHeads answered an empty page with a next cursor")
+		}
 	}
 	return out
 }

@@ -541,10 +541,17 @@ func (p *proc) faultCommit(ctx context.Context) {
 		p.h.Inject(faults.Rule{Op: faults.OpCommit, Phase: faults.AfterAnswer, Effect: faults.EffectIndeterminate, Match: match})
 		p.commit(ctx, b, []Fault{{Layer: "wrapper", Site: faults.AfterAnswer.String(), Kind: "indeterminate"}})
 	default:
-		site := instore.Sites[r-4]
-		hold := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == id })
+		// A store may pass a site more than once in a commit (one
+		// transaction per scope, a retry): a quarter of the crashes are
+		// armed at the second pass, which a commit that passes once never
+		// reaches.
+		site, pass := instore.Sites[r-4], 1
+		if p.ch.pct(25) {
+			pass = 2
+		}
+		hold := faults.HoldAtPass(site, pass, func(c hoststore.CommitID) bool { return c == id })
 		hold.Crash()
-		p.commit(ctx, b, []Fault{{Layer: "instore", Site: string(site), Kind: "crash"}})
+		p.commit(ctx, b, []Fault{{Layer: "instore", Site: string(site), Kind: "crash", Pass: pass}})
 		hold.Disarm()
 	}
 }

@@ -86,6 +86,9 @@ type Fault struct {
 	Site string `json:"site"`
 	// Kind is what the fault did: kill, crash, indeterminate.
 	Kind string `json:"kind"`
+	// Pass is the pass of an in-store site the crash was armed at (1: the
+	// first time the commit reaches the site); 0 means 1.
+	Pass int `json:"pass,omitempty"`
 }
 
 // String returns layer/site/kind.

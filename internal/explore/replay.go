@@ -437,7 +437,7 @@ func inject(h *faults.Store, fs []Fault, id hoststore.CommitID) func() {
 			if !slices.Contains(instore.Sites, site) {
 				continue
 			}
-			hold := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == id })
+			hold := faults.HoldAtPass(site, max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
 			if f.Kind == "crash" {
 				hold.Crash()
 			}
