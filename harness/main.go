@@ -503,6 +503,9 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, ch := range chapters() {
 		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
+		if ch.ID == explore.ID {
+			fmt.Fprintf(stdout, "  (off unless --explore-histories N turns it on, or 'conform explore'; %d histories of at most %d operations is its usual budget)\n", DefaultExploreHistories, explore.MaxOps)
+		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		for _, r := range ch.Rows() {
 			if verbose {

@@ -74,7 +74,7 @@ var covItems = []Item{
 	{ID: "race/same-version", Group: GroupRaces, What: "two processes' commits claiming one version of a scope in flight at once"},
 	{ID: "race/commit-acquire", Group: GroupRaces, What: "a commit in flight while another process acquired the fence"},
 	{ID: "resend/landed", Group: GroupResends, What: "a batch sent again after its first send was acknowledged"},
-	{ID: "resend/refused", Group: GroupResends, What: "a batch sent again after its first send was refused"},
+	{ID: "resend/refused", Group: GroupResends, What: "a batch sent again after its first send was refused, or acknowledged with a stale token (hidden at load)"},
 	{ID: "resend/unknown", Group: GroupResends, What: "a batch sent again after its first send's outcome was unknown"},
 }
 
@@ -113,9 +113,9 @@ func (c *Coverage) Add(h *History) {
 		c.event(&h.Events[i])
 	}
 	c.clashes(h)
-	c.staleTokens(h)
+	stale := c.staleTokens(h)
 	c.races(h)
-	c.resends(h)
+	c.resends(h, stale)
 }
 
 func (c *Coverage) inc(id string) { c.Counts[id]++ }
@@ -259,8 +259,9 @@ func (c *Coverage) clashes(h *History) {
 
 // staleTokens counts the batches acknowledged with a token that a grant
 // returned before the commit's call had superseded: a store that keeps
-// fencing at load hides them.
-func (c *Coverage) staleTokens(h *History) {
+// fencing at load hides them. It returns their events.
+func (c *Coverage) staleTokens(h *History) map[*Event]bool {
+	stale := map[*Event]bool{}
 	var grants []*Event
 	for i := range h.Events {
 		e := &h.Events[i]
@@ -276,10 +277,12 @@ func (c *Coverage) staleTokens(h *History) {
 		for _, g := range grants {
 			if g.Return < e.Call && g.Grant.Token > e.Batch.Token {
 				c.inc("commit/stale-token")
+				stale[e] = true
 				break
 			}
 		}
 	}
+	return stale
 }
 
 // covOverlap reports whether a and b were in flight at once: neither
@@ -344,9 +347,10 @@ func (c *Coverage) races(h *History) {
 }
 
 // resends counts the batches sent again, by the fate of their first send
-// that reached the store: acknowledged, refused with an error, or of
-// unknown outcome.
-func (c *Coverage) resends(h *History) {
+// that reached the store: acknowledged, refused (with an error, or
+// acknowledged with a stale token, which a store that keeps fencing at
+// load hides), or of unknown outcome.
+func (c *Coverage) resends(h *History, stale map[*Event]bool) {
 	first := map[hoststore.CommitID]*Event{}
 	for i := range h.Events {
 		e := &h.Events[i]
@@ -361,6 +365,8 @@ func (c *Coverage) resends(h *History) {
 		switch {
 		case f.Unknown():
 			c.inc("resend/unknown")
+		case stale[f]:
+			c.inc("resend/refused")
 		case f.Err == hoststore.ErrKindNone:
 			c.inc("resend/landed")
 		default:

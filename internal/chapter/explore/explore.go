@@ -21,10 +21,12 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,8 +57,10 @@ const (
 	MaxProcs = 4
 	// Replays is how often a repro plays its one history before it gives
 	// up: the interleaving of the processes is the scheduler's, so one
-	// play may take another path than the one that failed.
-	Replays = 20
+	// play may take another path than the one that failed (a history of
+	// one process takes the same path every time; one of several may
+	// fail in a few plays of a hundred).
+	Replays = 100
 	// maxFailures bounds the failures one run reports in full; the rest
 	// are counted.
 	maxFailures = 5
@@ -220,19 +224,20 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		Fail(f.Message)
 	}
 	if len(out.Failed) > 0 {
+		shown := Simplest(out.Failed)
 		repro := ""
 		if cfg.Explore.Repro != nil {
-			repro = cfg.Explore.Repro(out.Failed[0].Index)
+			repro = cfg.Explore.Repro(shown[0].Index)
 			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
 		}
-		for _, hf := range out.Failed[:min(len(out.Failed), maxFailures)] {
+		for _, hf := range shown[:min(len(shown), maxFailures)] {
 			r := ""
 			if cfg.Explore.Repro != nil {
 				r = cfg.Explore.Repro(hf.Index)
 			}
 			addFailure(FailureOf(hf, r))
 		}
-		Fail(failText(out, repro))
+		Fail(failText(out, shown[0], repro))
 	}
 	if out.Stopped {
 		return // the run was interrupted: Ginkgo reports the spec so
@@ -305,19 +310,30 @@ func TimelineOf(h *xp.History) []string {
 	return strings.Split(strings.TrimRight(h.Text(), "\n"), "\n")
 }
 
+// Simplest returns the failed histories simplest first: fewest processes
+// (a history of one process replays the same way every time), then
+// fewest operations, then run order. The report shows the first few in
+// full and the row's repro names the first.
+func Simplest(failed []xp.HistoryFinding) []xp.HistoryFinding {
+	out := slices.Clone(failed)
+	slices.SortStableFunc(out, func(a, b xp.HistoryFinding) int {
+		return cmp.Or(cmp.Compare(a.History.Procs, b.History.Procs), cmp.Compare(len(a.History.Events), len(b.History.Events)))
+	})
+	return out
+}
+
 // failText is the spec's failure message: how many histories failed and
-// the first, with its repro.
-func failText(out Outcome, repro string) string {
-	hf := out.Failed[0]
+// the simplest, hf, with its repro.
+func failText(out Outcome, hf xp.HistoryFinding, repro string) string {
 	f := hf.Findings[0]
 	title := string(f.Obligation)
 	if o, ok := chapter.Obligations.ByID(f.Obligation); ok {
 		title += " " + o.Title
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "[%s] %d of %d histories failed; the first, history %d (seed %d): %s\n", title, len(out.Failed), out.Played, hf.Index, hf.Seed, f)
+	fmt.Fprintf(&sb, "[%s] %d of %d histories failed; the simplest, history %d (seed %d, %d processes, %d operations): %s\n", title, len(out.Failed), out.Played, hf.Index, hf.Seed, hf.History.Procs, len(hf.History.Events), f)
 	if len(out.Failed) > maxFailures {
-		fmt.Fprintf(&sb, "  (the reports show the first %d in full)\n", maxFailures)
+		fmt.Fprintf(&sb, "  (the reports show the %d simplest in full)\n", maxFailures)
 	}
 	if repro != "" {
 		fmt.Fprintf(&sb, "  repro: %s\n", repro)
