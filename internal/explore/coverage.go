@@ -38,6 +38,11 @@ const (
 // allows: where a store may keep an obligation at commit or at load (a
 // version clash refused with Conflict or resolved at load, a stale token
 // refused with FencedOut or hidden at load), the item counts either way.
+// And each is common enough that a budget of a few hundred histories
+// reaches it every time on a correct store; a rarer answer (RenewFence's
+// FencedOut: a few in 300 histories on the reference store) is counted
+// among the answers by kind but not listed, so that a correct store never
+// passes only by chance.
 func Items() []Item {
 	return slices.Clone(covItems)
 }
@@ -47,7 +52,6 @@ var covItems = []Item{
 	{ID: "acquire/takeover", Group: GroupAnswers, What: "a takeover AcquireFence granted a token"},
 	{ID: "acquire/held", Group: GroupAnswers, What: "an exclusive AcquireFence answered Held"},
 	{ID: "renew/ok", Group: GroupAnswers, What: "RenewFence renewed a lease"},
-	{ID: "renew/fenced-out", Group: GroupAnswers, What: "RenewFence answered FencedOut to a superseded token"},
 	{ID: "lapse/ok", Group: GroupAnswers, What: "LapseFenceLeases lapsed the leases"},
 	{ID: "load/head", Group: GroupAnswers, What: "LoadHead answered a head"},
 	{ID: "load/absent", Group: GroupAnswers, What: "LoadHead answered absent"},
@@ -164,11 +168,8 @@ func (c *Coverage) event(e *Event) {
 			c.inc("acquire/held")
 		}
 	case OpRenew:
-		switch e.Err {
-		case hoststore.ErrKindNone:
+		if e.Err == hoststore.ErrKindNone {
 			c.inc("renew/ok")
-		case hoststore.ErrKindFencedOut:
-			c.inc("renew/fenced-out")
 		}
 	case OpLapse:
 		if e.Err == hoststore.ErrKindNone {
