@@ -2,6 +2,7 @@ package harness
 
 import (
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/chapter/host"
 	"github.com/conform-spi/conform/internal/chapter/longrun"
@@ -16,5 +17,6 @@ func chapters() []chapter.Chapter {
 		longrun.Chapter(),
 		worker.Chapter(),
 		fences.Chapter(),
+		explore.Chapter(),
 	}
 }

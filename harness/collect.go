@@ -155,7 +155,10 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 			notEx = true
 		case reports.StatusFailed:
 			failed = true
-			row.Failures = append(row.Failures, failureOf(sr, text))
+			row.Failures = append(row.Failures, failuresOf(sr, text)...)
+			if r := entry(sr, chapter.EntryRepro); r != "" {
+				row.Repro = r
+			}
 		}
 		if sr.CapturedGinkgoWriterOutput != "" {
 			row.Output += reports.Clip(sr.CapturedGinkgoWriterOutput, 4096)
@@ -207,10 +210,22 @@ func hasEntry(sr SpecReport, name string) bool {
 	return false
 }
 
-// failureOf builds the report's failure from the spec: the structured one
-// the row recorded, or, for a failure the row did not describe (a timeout,
-// a panic in the harness), Ginkgo's own message.
-func failureOf(sr SpecReport, text string) reports.Failure {
+// entry returns the text of the spec's first report entry named name, or "".
+func entry(sr SpecReport, name string) string {
+	for _, e := range sr.ReportEntries {
+		if e.Name == name {
+			return e.StringRepresentation()
+		}
+	}
+	return ""
+}
+
+// failuresOf builds the report's failures from the spec: the structured
+// ones the row recorded (a spec records one, the exploration chapter's
+// one per failed history), or, for a failure the row did not describe (a
+// timeout, a panic in the harness), Ginkgo's own message.
+func failuresOf(sr SpecReport, text string) []reports.Failure {
+	var out []reports.Failure
 	for _, e := range sr.ReportEntries {
 		if e.Name != chapter.EntryFailure {
 			continue
@@ -219,9 +234,17 @@ func failureOf(sr SpecReport, text string) reports.Failure {
 		if err := json.Unmarshal([]byte(e.StringRepresentation()), &f); err == nil {
 			f.Message = text + ": " + f.Message
 			f.Location = sr.Failure.Location.String()
-			return f
+			out = append(out, f)
 		}
 	}
+	if len(out) > 0 {
+		return out
+	}
+	return []reports.Failure{failureOf(sr, text)}
+}
+
+// failureOf builds the report's failure from Ginkgo's own message.
+func failureOf(sr SpecReport, text string) reports.Failure {
 	msg := sr.Failure.Message
 	if sr.State == types.SpecStateTimedout {
 		msg = "the spec exceeded its time bound: " + msg

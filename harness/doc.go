@@ -29,6 +29,17 @@
 // after the repro string. RunBinary, the core of the command, reads no
 // CONFORM_* variable.
 //
+// # The exploration chapter
+//
+// The exploration chapter (chapter:explore) is off by default: WithExplore,
+// CONFORM_EXPLORE_HISTORIES or `conform run --explore-histories N` turn it
+// on, and `conform explore` runs it alone as a campaign. Its checker
+// reports, on two of the real stores, behaviour the contract allows or
+// does not speak to (a clash resolved at load by a later batch pushing out
+// an earlier visible one; LapseFenceLeases racing an AcquireFence in
+// flight), so a default run would not certify them. A repro that names a
+// history (hist=N) turns the chapter on and plays that history alone.
+//
 // # Signals and output
 //
 // The command notes SIGINT and SIGTERM rather than dying of them: Ginkgo

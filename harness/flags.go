@@ -15,6 +15,8 @@ type runFlags struct {
 	seed                           uint64
 	failpoints                     multi
 	fences                         string
+	explore                        int  // --explore-histories
+	hist                           *int // a repro's hist=N
 }
 
 // merge applies a repro and the CONFORM_* environment to the flags, given
@@ -55,6 +57,7 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 			return nil, fmt.Errorf("--failpoint %s conflicts with %s (failpoints %s)", strings.Join(f.failpoints, " --failpoint "), reproName, strings.Join(repro.Failpoints, " "))
 		}
 		f.seed, f.rows = repro.Seed, repro.Row
+		f.hist = repro.Hist
 		f.failpoints = append(multi(nil), repro.Failpoints...)
 		if repro.Store != "" {
 			if given["store"] && f.store != repro.Store {
@@ -86,6 +89,15 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 			fromEnv = append(fromEnv, EnvReportDir)
 		case filepath.Clean(f.reportDir) != filepath.Clean(e.reportDir):
 			return nil, fmt.Errorf("%s=%q conflicts with --report-dir %q", EnvReportDir, e.reportDir, f.reportDir)
+		}
+	}
+	if e.explore > 0 {
+		switch {
+		case !given["explore-histories"]:
+			f.explore = e.explore
+			fromEnv = append(fromEnv, EnvExplore)
+		case f.explore != e.explore:
+			return nil, fmt.Errorf("%s=%d conflicts with --explore-histories %d", EnvExplore, e.explore, f.explore)
 		}
 	}
 	if e.labels != "" {

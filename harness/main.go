@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/internal/textsafe"
@@ -69,6 +71,8 @@ func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 		return c.cmdRun(args[0], args[1:], stdout, stderr)
 	case "list":
 		return c.cmdList(args[1:], stdout, stderr)
+	case "explore":
+		return c.cmdExplore(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "conform", Version)
 		return 0
@@ -91,6 +95,7 @@ commands:
   run          certify a store with every chapter and write the reports
   reproduce    run again exactly what a failure's repro string names
   list         list the chapters, rows, labels, obligations and failpoints
+  explore      a long exploration campaign: the exploration chapter alone, with a live line
   version      print conform's version
 `)
 	for _, k := range sortedKeys(c.Extra) {
@@ -158,6 +163,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
+	fs.IntVar(&f.explore, "explore-histories", 0, fmt.Sprintf("run the exploration chapter (chapter:explore, off by default) with N randomized histories of at most %d operations each; %d is its usual budget (or $%s)", explore.MaxOps, DefaultExploreHistories, EnvExplore))
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -180,6 +186,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		repro = &r
 	case len(pos) > 0:
 		return refuse(stderr, name, "unexpected argument %q", pos[0])
+	}
+	if f.explore < 0 {
+		return refuse(stderr, name, "--explore-histories %d: give a number of histories, or 0 to leave the chapter out", f.explore)
 	}
 	if *timeout < MinRowTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinRowTimeout)
@@ -221,7 +230,10 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if _, err := fencesCommand(f.fences); err != nil {
 		return refuse(stderr, name, "--%v", err)
 	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences})); err != nil {
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: f.explore, ExploreHist: f.hist})); err != nil {
+		if !exploreOn(f) && selectsExplore(filter) {
+			err = fmt.Errorf("%v; the exploration chapter is off unless --explore-histories N turns it on", err)
+		}
 		return refuse(stderr, name, "%v", err)
 	}
 	if err := checkReportDir(f.reportDir); err != nil {
@@ -239,26 +251,64 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 			return refuse(stderr, name, "%v", err)
 		}
 	}
-	// From here on a signal or a closed stdout must not end the process
-	// mid-run: both are noted, the reports are written, and the exit code
-	// says what happened.
-	sig := watchSignals()
-	defer sig.stop()
-	out := &pipeSafe{w: stdout}
-	note := ""
-	if len(fromEnv) > 0 {
-		note = "; from the environment: " + strings.Join(fromEnv, ", ")
-	}
-	fmt.Fprintf(out, "conform %s: certifying %s (seed %d%s)\n", Version, textsafe.Line(f.store), f.seed, note)
-	opts := []Option{WithStore(f.store), WithReportDir(f.reportDir), WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithProgress(out), WithSeed(f.seed)}
-	opts = append(opts, WithFences(f.fences, *fencesDir))
+	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithFences(f.fences, *fencesDir)}
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
 	if *keepRealms {
 		opts = append(opts, WithKeepRealms())
 	}
+	if f.explore > 0 {
+		opts = append(opts, WithExplore(f.explore))
+	}
+	if f.hist != nil {
+		opts = append(opts, withExploreHist(*f.hist))
+	}
+	note := ""
+	if len(fromEnv) > 0 {
+		note = "; from the environment: " + strings.Join(fromEnv, ", ")
+	}
+	return c.certify(name, newRealm, f, note, opts, nil, stdout, stderr)
+}
+
+// exploreOn reports whether the flags turn the exploration chapter on.
+func exploreOn(f runFlags) bool { return f.explore > 0 || f.hist != nil }
+
+// selectsExplore reports whether label filter f would select the
+// exploration chapter's row were the chapter on.
+func selectsExplore(f string) bool {
+	sel, err := selection(f, []chapter.Chapter{explore.Chapter()})
+	return err == nil && len(sel) > 0
+}
+
+// withExploreHist plays history i of the exploration chapter alone.
+func withExploreHist(i int) Option { return func(o *Options) { o.ExploreHist = &i } }
+
+// certify runs the chapters opts select over newRealm, with the store,
+// seed and report directory of f, the live lines on stdout, and writes
+// the reports; it returns the command's exit code. From its start a
+// signal or a closed stdout no longer ends the process: both are noted,
+// the reports are written, and the exit code says what happened. live,
+// when not nil, is called with the command's stdout before the run
+// starts and returns a function called after the run.
+func (c Command) certify(name string, newRealm NewRealm, f runFlags, note string, opts []Option, live func(out io.Writer) func(), stdout, stderr io.Writer) int {
+	sig := watchSignals()
+	defer sig.stop()
+	out := &pipeSafe{w: stdout}
+	verb := "certifying"
+	if name == "explore" {
+		verb = "exploring"
+	}
+	fmt.Fprintf(out, "conform %s: %s %s (seed %d%s)\n", Version, verb, textsafe.Line(f.store), f.seed, note)
+	opts = append(opts, WithStore(f.store), WithReportDir(f.reportDir), WithProgress(out), WithSeed(f.seed))
+	var stop func()
+	if live != nil {
+		stop = live(out)
+	}
 	run, err := RunBinary(newRealm, opts...)
+	if stop != nil {
+		stop()
+	}
 	signalled := sig.count() > 0
 	switch {
 	case run == nil && signalled:
@@ -453,6 +503,9 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, ch := range chapters() {
 		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
+		if ch.ID == explore.ID {
+			fmt.Fprintf(stdout, "  (off unless --explore-histories N turns it on, or 'conform explore'; %d histories of at most %d operations is its usual budget)\n", DefaultExploreHistories, explore.MaxOps)
+		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		for _, r := range ch.Rows() {
 			if verbose {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -86,6 +87,46 @@ type Options struct {
 	WithoutInStoreFaults bool
 	// Result, when set, receives the run's report model after the run.
 	Result **reports.Run
+	// Explore runs the exploration chapter (label chapter:explore) with
+	// that many histories; 0 leaves it out (see WithExplore).
+	Explore int
+	// ExploreHist, when not nil, plays that one history of the
+	// exploration chapter alone, as a repro's hist=N names it; it turns
+	// the chapter on.
+	ExploreHist *int
+	// ExploreProgress, when set, gets the exploration chapter's progress
+	// after each history.
+	ExploreProgress func(ExploreStatus)
+}
+
+// ExploreStatus is the exploration chapter's progress after a history:
+// histories judged (of the budget), operations, coverage items reached
+// (of those listed), histories failed, and the headline of the history
+// just judged when it failed.
+type ExploreStatus = chapter.ExploreStatus
+
+// DefaultExploreHistories is the exploration chapter's budget when
+// WithExplore is given 0: 300 histories of at most 200 operations each,
+// which the reference store plays and the checker judges in well under
+// 10 s (the SQLite and PostgreSQL stores take 15 to 25 s).
+const DefaultExploreHistories = explore.DefaultHistories
+
+// WithExplore turns the exploration chapter on, with histories histories
+// (0 or less: DefaultExploreHistories). The chapter is off by default; see
+// the package doc for why.
+func WithExplore(histories int) Option {
+	return func(o *Options) {
+		if histories <= 0 {
+			histories = DefaultExploreHistories
+		}
+		o.Explore = histories
+	}
+}
+
+// WithExploreProgress gives f the exploration chapter's progress after
+// each history.
+func WithExploreProgress(f func(ExploreStatus)) Option {
+	return func(o *Options) { o.ExploreProgress = f }
 }
 
 // Option sets one field of Options.
@@ -151,6 +192,9 @@ func WithRepro(r Repro) Option {
 		if r.Store != "" {
 			o.Store = r.Store
 		}
+		if r.Hist != nil {
+			o.ExploreHist = hoststore.Ptr(*r.Hist)
+		}
 	}
 }
 
@@ -208,6 +252,9 @@ const (
 	EnvReportDir = "CONFORM_REPORT_DIR"
 	// EnvLabels is the label filter.
 	EnvLabels = "CONFORM_LABEL_FILTER"
+	// EnvExplore turns the exploration chapter on with that many
+	// histories, in decimal (WithExplore); 0 leaves the code's choice.
+	EnvExplore = "CONFORM_EXPLORE_HISTORIES"
 )
 
 // env is the CONFORM_* environment of a run, read and checked: a zero
@@ -217,6 +264,7 @@ type env struct {
 	reportDir string
 	labels    string
 	repro     *Repro
+	explore   int
 }
 
 // readEnv reads the CONFORM_* variables through getenv. It refuses a
@@ -230,6 +278,13 @@ func readEnv(getenv func(string) string) (env, error) {
 			return env{}, fmt.Errorf("%s=%q is not a number", EnvSeed, s)
 		}
 		e.seed = n
+	}
+	if s := getenv(EnvExplore); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return env{}, fmt.Errorf("%s=%q is not a number of histories", EnvExplore, s)
+		}
+		e.explore = n
 	}
 	e.reportDir = getenv(EnvReportDir)
 	e.labels = getenv(EnvLabels)
@@ -304,6 +359,9 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 	if e.reportDir != "" {
 		s.ReportDir, s.reportDirFrom = e.reportDir, EnvReportDir
 	}
+	if e.explore > 0 {
+		s.Explore = e.explore
+	}
 	if r := e.repro; r != nil {
 		s.Seed, s.seedFrom = r.Seed, EnvRepro
 		if r.Row != "" {
@@ -312,6 +370,9 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 		s.Failpoints, s.failpointsFrom = append([]string(nil), r.Failpoints...), EnvRepro
 		if r.Fences != "" {
 			s.Fences = r.Fences
+		}
+		if r.Hist != nil {
+			s.ExploreHist = hoststore.Ptr(*r.Hist)
 		}
 	}
 	if _, err := fencesCommand(s.Fences); err != nil {
@@ -355,8 +416,15 @@ func (s settings) header() string {
 	if len(s.Failpoints) > 0 {
 		fps = strings.Join(s.Failpoints, " ")
 	}
-	return fmt.Sprintf("conform %s: store %s; seed %d (%s); label filter %s (%s); failpoints %s (%s); reports in %s (%s)",
-		Version, store, s.Seed, s.seedFrom, labels, s.labelsFrom, fps, s.failpointsFrom, s.ReportDir, s.reportDirFrom)
+	explore := "off"
+	switch {
+	case s.ExploreHist != nil:
+		explore = fmt.Sprintf("history %d alone", *s.ExploreHist)
+	case s.Explore > 0:
+		explore = fmt.Sprintf("%d histories", s.Explore)
+	}
+	return fmt.Sprintf("conform %s: store %s; seed %d (%s); label filter %s (%s); failpoints %s (%s); exploration %s; reports in %s (%s)",
+		Version, store, s.Seed, s.seedFrom, labels, s.labelsFrom, fps, s.failpointsFrom, explore, s.ReportDir, s.reportDirFrom)
 }
 
 // drawSeed draws a non-zero seed at random.

@@ -24,11 +24,14 @@ type Repro struct {
 	// Fences is the admission chapter's helper (Options.Fences), when the
 	// run had one other than conform's own.
 	Fences string
+	// Hist, when not nil, names one history of the exploration chapter
+	// (hist=N): the run plays that history alone, of the run's seed.
+	Hist *int
 }
 
 const reproVersion = "v1"
 
-// String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…`, with
+// String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…;hist=N`, with
 // values query-escaped so that terms and URLs survive a shell's single
 // quotes.
 func (r Repro) String() string {
@@ -44,6 +47,9 @@ func (r Repro) String() string {
 	}
 	if r.Fences != "" && r.Fences != "self" {
 		parts = append(parts, "fences="+url.QueryEscape(r.Fences))
+	}
+	if r.Hist != nil {
+		parts = append(parts, "hist="+strconv.Itoa(*r.Hist))
 	}
 	return strings.Join(parts, ";")
 }
@@ -91,6 +97,12 @@ func ParseRepro(s string) (Repro, error) {
 				return Repro{}, fmt.Errorf("repro: %v", err)
 			}
 			r.Fences = val
+		case "hist":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return Repro{}, fmt.Errorf("repro: hist %q is not a history's number", val)
+			}
+			r.Hist = &n
 		default:
 			return Repro{}, fmt.Errorf("repro: unknown part %q", k)
 		}

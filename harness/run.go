@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
@@ -225,6 +226,14 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		Fences:     fences,
 		FencesDir:  o.FencesDir,
 		KeepRealms: o.KeepRealms,
+		Explore: chapter.ExploreConfig{
+			Histories: o.Explore,
+			Only:      o.ExploreHist,
+			Repro: func(i int) string {
+				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i})
+			},
+			Progress: o.ExploreProgress,
+		},
 	}
 }
 

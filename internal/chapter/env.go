@@ -76,6 +76,43 @@ type Config struct {
 	// FencesDir is where the admission chapter makes its directories; it
 	// must host fences. Empty: the system's temporary directory.
 	FencesDir string
+	// Explore sizes the exploration chapter; its zero value leaves the
+	// chapter out.
+	Explore ExploreConfig
+}
+
+// ExploreConfig is what the exploration chapter needs at run time.
+type ExploreConfig struct {
+	// Histories is how many histories the chapter plays, numbered from 0;
+	// 0 leaves the chapter out unless Only is set.
+	Histories int
+	// Only, when not nil, plays history *Only of the run's seed alone, as
+	// a repro names it.
+	Only *int
+	// Repro renders the repro line that plays history i alone; nil leaves
+	// it empty.
+	Repro func(i int) string
+	// Progress, when set, is called after each history with what the
+	// chapter has reached so far.
+	Progress func(ExploreStatus)
+}
+
+// On reports whether a run with c includes the exploration chapter.
+func (c ExploreConfig) On() bool { return c.Histories > 0 || c.Only != nil }
+
+// ExploreStatus is the exploration chapter's progress after a history.
+type ExploreStatus struct {
+	// Histories counts the histories played and judged so far, of Of.
+	Histories, Of int
+	// Ops counts their operations.
+	Ops int
+	// Reached counts the coverage items reached so far, of Items.
+	Reached, Items int
+	// Findings counts the histories that failed so far.
+	Findings int
+	// Finding is the headline of the history just judged when it failed,
+	// with its repro line; "" when it passed.
+	Finding string
 }
 
 // RowBound returns RowTimeout, or 60 s when it is zero.

@@ -26,6 +26,9 @@ const (
 	EntryInStoreGap = "conform/instore-gap"
 	// EntryNotRun marks a spec that did not run because the realm could not serve it.
 	EntryNotRun = "conform/not-run"
+	// EntryRepro carries the repro line of a failed spec, when it names
+	// more than the row (the exploration chapter's history).
+	EntryRepro = "conform/repro"
 )
 
 // Fail fails the running spec for a breach of obligation ob: what broke,

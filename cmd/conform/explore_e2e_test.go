@@ -1,0 +1,178 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/reports"
+)
+
+const exploreRow = reports.RowID("explore-histories")
+
+func exploreRowOf(t *testing.T, run *reports.Run) reports.Row {
+	t.Helper()
+	for _, row := range run.Rows {
+		if row.ID == exploreRow {
+			return row
+		}
+	}
+	t.Fatalf("no row %s in the report", exploreRow)
+	return reports.Row{}
+}
+
+func TestListShowsTheExplorationChapter(t *testing.T) {
+	r := conform(t, "list")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"Exploration chapter (label chapter:explore)", "row:explore-histories", "off unless --explore-histories N turns it on"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestExplorationIsOffByDefault: a plain run leaves the chapter out, and
+// a filter that selects only it is refused, saying how to turn it on.
+func TestExplorationIsOffByDefault(t *testing.T) {
+	r := conform(t, "run", "--label-filter", "chapter:explore")
+	if r.code != 2 || !strings.Contains(r.stderr, "--explore-histories N") {
+		t.Fatalf("exit %d, want 2 naming --explore-histories\n%s", r.code, r.stderr)
+	}
+	run := runReport(t, 0, "run", "--rows", "retry", "--seed", "3")
+	if row := exploreRowOf(t, run); !row.NotSelected || row.Status != reports.StatusNotRun {
+		t.Errorf("the exploration row ran by default: %s, not selected %v", row.Status, row.NotSelected)
+	}
+}
+
+func TestExplorationOverTheReferencePasses(t *testing.T) {
+	run := runReport(t, 0, "run", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "5")
+	row := exploreRowOf(t, run)
+	if !row.Certified() || !strings.Contains(row.Output, "explored 300 histories") || !strings.Contains(row.Output, "32 of 32 items reached") {
+		t.Fatalf("row %s, not exercised %v, output:\n%s", row.Status, row.NotExercised, row.Output)
+	}
+}
+
+// TestExplorationCanaryFailsAndReproduces runs the chapter over a store
+// that ignores fence tokens: the row fails naming an obligation, each
+// failure carries its history and repro, and the row's repro, which names
+// the history, fails again when reproduced.
+func TestExplorationCanaryFailsAndReproduces(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:ignore-token", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "7")
+	row := exploreRowOf(t, run)
+	if row.Status != reports.StatusFailed || len(row.Failures) == 0 {
+		t.Fatalf("row %s with %d failures, want failed", row.Status, len(row.Failures))
+	}
+	obs := []reports.ObligationID{"ob:1", "ob:2", "ob:3", "ob:4", "ob:5", "ob:6", "ob:7", "ob:8", "ob:9", "ob:fence", "ob:ops", "ob:errors"}
+	for _, f := range row.Failures {
+		if !slices.Contains(obs, f.Obligation) || f.Expected == "" || f.Got == "" {
+			t.Errorf("failure without an obligation of the row, or want/got: %+v", f)
+		}
+		if len(f.Trail) < 3 || !strings.Contains(f.Trail[0], "hist=") || !strings.HasPrefix(f.Trail[1], "#0 ") {
+			t.Errorf("failure trail is not a repro then the history: %q", f.Trail[:min(3, len(f.Trail))])
+		}
+	}
+	tok := between(t, row.Repro, "conform reproduce '", "'")
+	if !strings.Contains(tok, "row=explore-histories") || !strings.Contains(tok, ";hist=") || !strings.Contains(tok, "seed=7") {
+		t.Fatalf("repro %q does not name the row, the seed and the history", tok)
+	}
+	again := runReport(t, 1, "reproduce", tok)
+	r := exploreRowOf(t, again)
+	if r.Status != reports.StatusFailed || again.Store != "canary:ignore-token" || !strings.Contains(r.Output, "replayed") {
+		t.Fatalf("reproduce: row %s on %q, output:\n%s", r.Status, again.Store, r.Output)
+	}
+	for _, other := range again.Rows {
+		if other.ID != exploreRow && other.Status != reports.StatusNotRun {
+			t.Errorf("reproduce ran row %s too", other.ID)
+		}
+	}
+}
+
+func between(t *testing.T, s, from, to string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(s, from)
+	if !ok {
+		t.Fatalf("%q does not hold %q", s, from)
+	}
+	out, _, ok := strings.Cut(rest, to)
+	if !ok {
+		t.Fatalf("%q does not close with %q", s, to)
+	}
+	return out
+}
+
+func TestExploreCommandWritesReports(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, "explore", "--histories", "40", "--seed", "9", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "explore: 40/40 histories") || !strings.Contains(r.stdout, "0 findings") {
+		t.Errorf("no final live line:\n%s", r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Seed != 9 || exploreRowOf(t, run).Status != reports.StatusPassed || !strings.Contains(exploreRowOf(t, run).Output, "explored 40 histories") {
+		t.Errorf("report: seed %d, row %+v", run.Seed, exploreRowOf(t, run))
+	}
+	for _, args := range [][]string{{"explore", "--histories", "0"}, {"explore", "stray"}, {"explore", "--store", "mongo:x"}} {
+		if r := conform(t, args...); r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestExploreInterruptWritesReports interrupts a campaign far longer than
+// the test once its first live line is out: the reports are written, and
+// the run is marked interrupted.
+func TestExploreInterruptWritesReports(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "explore", "--histories", "100000000", "--report-dir", dir)
+	cmd.Dir = t.TempDir()
+	cmd.Env = withoutConformEnv()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), "explore: ") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s\n%s", err, strings.Join(seen, "\n"), errb.String())
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatalf("no report after an interrupt: %v\n%s", err, strings.Join(seen, "\n"))
+	}
+	if !run.Interrupted {
+		t.Error("report.json does not mark the run interrupted")
+	}
+}

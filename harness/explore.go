@@ -1,0 +1,143 @@
+package harness
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/textsafe"
+)
+
+// DefaultCampaign is the number of histories `conform explore` plays
+// without --histories.
+const DefaultCampaign = 10 * DefaultExploreHistories
+
+// cmdExplore is `conform explore`: the exploration chapter alone, over a
+// budget of its own, with a live line every second (histories per second,
+// operations, coverage items reached, findings so far) and each finding
+// printed as it is judged. It writes the same four reports as run; an
+// interrupt still writes them.
+func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
+	const name = "explore"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f runFlags
+	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
+	fs.IntVar(&f.explore, "histories", DefaultCampaign, fmt.Sprintf("how many randomized histories to play, of at most %d operations each", explore.MaxOps))
+	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every history (0: draw one)")
+	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go")
+	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: derived from the store's latency)")
+	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: conform explore [flags]\n\nplays randomized concurrent histories against the store and judges each against the model (the exploration chapter alone), with a live line every second; an interrupt (Ctrl-C) still writes the reports\n\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		return refuse(stderr, name, "%v (see 'conform explore -h')", err)
+	}
+	if len(pos) > 0 {
+		return refuse(stderr, name, "unexpected argument %q", pos[0])
+	}
+	if f.explore < 1 {
+		return refuse(stderr, name, "--histories %d: give at least one history", f.explore)
+	}
+	if err := checkBounds(0, *callTimeout); err != nil || *callTimeout < 0 {
+		if err == nil {
+			err = fmt.Errorf("--call-timeout must not be negative, not %s", *callTimeout)
+		}
+		return refuse(stderr, name, "%v", err)
+	}
+	if err := checkReportDir(f.reportDir); err != nil {
+		return refuse(stderr, name, "--report-dir %q: %v", f.reportDir, err)
+	}
+	newRealm, err := c.open(f.store)
+	if err != nil {
+		return refuse(stderr, name, "%v", err)
+	}
+	if err := preflight(newRealm, max(PreflightBound, *callTimeout)); err != nil {
+		return refuse(stderr, name, "store %q cannot be opened: %v", f.store, err)
+	}
+	if f.seed == 0 {
+		if f.seed, err = drawSeed(); err != nil {
+			return refuse(stderr, name, "%v", err)
+		}
+	}
+	var live liveLine
+	opts := []Option{WithLabelFilter("chapter:" + string(explore.ID)), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
+	if *withoutInStore {
+		opts = append(opts, WithoutInStoreFaults())
+	}
+	return c.certify(name, newRealm, f, fmt.Sprintf(", %d histories", f.explore), opts, live.start, stdout, stderr)
+}
+
+// liveLine is the campaign's live line: the latest progress, printed
+// every second while it changes, and each finding as it comes.
+type liveLine struct {
+	mu      sync.Mutex
+	out     io.Writer
+	st      ExploreStatus
+	printed int // histories at the last line
+	began   time.Time
+}
+
+// start begins printing to out every second; the returned function stops
+// it and prints the last line.
+func (l *liveLine) start(out io.Writer) func() {
+	l.mu.Lock()
+	l.out, l.began = out, time.Now()
+	l.mu.Unlock()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				l.print(false)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+		l.print(true)
+	}
+}
+
+// update takes the chapter's progress after a history; a finding is
+// printed at once, so that an interrupt loses none.
+func (l *liveLine) update(st ExploreStatus) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.st = st
+	if st.Finding != "" && l.out != nil {
+		fmt.Fprintf(l.out, "FINDING %s\n", textsafe.Line(strings.ReplaceAll(st.Finding, "\n", " ")))
+	}
+}
+
+// print writes the live line, when the progress moved since the last one
+// or final is set.
+func (l *liveLine) print(final bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.out == nil || (!final && l.st.Histories == l.printed) || l.st.Histories == 0 {
+		return
+	}
+	l.printed = l.st.Histories
+	secs := time.Since(l.began).Seconds()
+	fmt.Fprintf(l.out, "explore: %d/%d histories (%.1f/s), %d operations, coverage %d/%d items, %d findings\n",
+		l.st.Histories, l.st.Of, float64(l.st.Histories)/max(secs, 1e-3), l.st.Ops, l.st.Reached, l.st.Items, l.st.Findings)
+}

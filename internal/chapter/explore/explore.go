@@ -1,0 +1,362 @@
+// Package explore is the exploration chapter (label chapter:explore):
+// randomized concurrent histories generated from the run's seed, played
+// against fresh realms of the store and judged for linearizability
+// against the reference Model and the fence rules (package
+// internal/explore does the generating, playing and judging).
+//
+// The chapter has one row, explore-histories, with one spec. Its budget is
+// counted in histories and operations, never in wall time, so a run is the
+// same size on any machine: Config.Explore.Histories histories of at most
+// MaxOps operations over at most MaxProcs processes each. Every history
+// that fails its check becomes a structured failure naming the obligation,
+// what the contract allows and what the store showed, with the history as
+// the trail and a repro line that names the seed and the history's index
+// (hist=N), which plays that history alone.
+//
+// A pass is never vacuous: the chapter counts what the histories reached
+// (explore.Items: every operation by answer, the error types, the kills
+// and crashes by the moment they hit, same-scope races, resends by the
+// fate of the first send) and reports each item it never reached as not
+// exercised.
+package explore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/internal/chapter"
+	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/reports"
+)
+
+// ID is the chapter's name and label.
+const ID reports.ChapterID = "explore"
+
+// Title is the chapter's title in the reports.
+const Title = "Exploration chapter"
+
+// RowID is the ID of the chapter's one row.
+const RowID reports.RowID = "explore-histories"
+
+// The chapter's budget.
+const (
+	// DefaultHistories is the number of histories a run plays when the
+	// chapter is turned on without a number (harness.WithExplore(0)).
+	DefaultHistories = 300
+	// MaxOps bounds the operations of one history.
+	MaxOps = 200
+	// MaxProcs bounds the concurrent processes of one history.
+	MaxProcs = 4
+	// Replays is how often a repro plays its one history before it gives
+	// up: the interleaving of the processes is the scheduler's, so one
+	// play may take another path than the one that failed (a history of
+	// one process takes the same path every time; one of several may
+	// fail in a few plays of a hundred).
+	Replays = 100
+	// maxFailures bounds the failures one run reports in full; the rest
+	// are counted.
+	maxFailures = 5
+)
+
+// checkBound bounds the check of one history; a history whose check runs
+// out of it is undecided, and reported as not exercised.
+const checkBound = 20 * time.Second
+
+// Obligations are the obligations the row checks: all nine, the fence
+// leases, the operations and the error contract.
+var Obligations = []reports.ObligationID{
+	chapter.ObAllOrNothing, chapter.ObDurable, chapter.ObRetry, chapter.ObVersionChain, chapter.ObFencing,
+	chapter.ObRemoval, chapter.ObOrder, chapter.ObIndependence, chapter.ObListing,
+	chapter.ObFenceLease, chapter.ObOperations, chapter.ObErrors,
+}
+
+// specText is the text of the row's one spec.
+const specText = "randomized concurrent histories, each over a fresh realm with kills and in-store crashes, are linearizable against the reference model, and reach every coverage item"
+
+// Chapter returns the exploration chapter. A run includes it only when
+// its config turns it on (chapter.ExploreConfig.On).
+func Chapter() chapter.Chapter {
+	return chapter.Chapter{
+		ID:       ID,
+		Title:    Title,
+		Rows:     Rows,
+		Register: register,
+		Runs:     func(cfg chapter.Config) bool { return cfg.Explore.On() },
+	}
+}
+
+// Rows returns the chapter's one row. Its Specs only describe the spec,
+// for listing and selection; the chapter registers it itself.
+func Rows() []*chapter.Row {
+	return []*chapter.Row{{
+		ID:          RowID,
+		Name:        "Randomized concurrent histories, judged against the model",
+		Obligations: Obligations,
+		Specs:       func(s *chapter.Specs) { s.It(specText, Obligations, nil) },
+	}}
+}
+
+// register registers the chapter's spec for cfg.
+func register(cfg chapter.Config) bool {
+	row := Rows()[0]
+	labels := Labels{"row:" + string(row.ID)}
+	for _, o := range row.Obligations {
+		labels = append(labels, string(o))
+	}
+	Describe(Title, append(chapter.Decorators(ID), func() {
+		Describe(row.Name, func() {
+			It(specText, labels, func(ctx SpecContext) {
+				if cfg.Timing != nil {
+					if why := cfg.Timing.Down(); why != "" {
+						AddReportEntry(chapter.EntryNotRun, why, ReportEntryVisibilityNever)
+						Skip("not run: " + why)
+					}
+				}
+				explore(ctx, cfg)
+			})
+		})
+	})...)
+	return true
+}
+
+// Outcome is what a run of the chapter found: what ran, what it reached,
+// and every history that failed.
+type Outcome struct {
+	// Played counts the histories played and judged (a replay counts
+	// each play of its one history).
+	Played int
+	// Coverage is what the histories reached.
+	Coverage xp.Coverage
+	// Undecided counts the histories whose check ran out of its bound.
+	Undecided int
+	// Failed holds every history with a finding, in run order.
+	Failed []xp.HistoryFinding
+	// Replay is set when the run played one history alone (a repro).
+	Replay bool
+	// Stopped is set when the run's context ended before its budget.
+	Stopped bool
+}
+
+// Play plays the histories cfg.Explore names against fresh realms from
+// cfg.NewRealm and judges each, calling cfg.Explore.Progress after each.
+// A replay (cfg.Explore.Only) plays its history up to Replays times and
+// stops at the first failure. It returns an error only when a realm
+// cannot be made or opened, with what ran before.
+func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
+	x := cfg.Explore
+	out := Outcome{Replay: x.Only != nil}
+	n := x.Histories
+	if out.Replay {
+		n = Replays
+	}
+	for k := range n {
+		if ctx.Err() != nil {
+			out.Stopped = true
+			return out, nil
+		}
+		i := k
+		if out.Replay {
+			i = *x.Only
+		}
+		realm, err := cfg.NewRealm(ctx)
+		if err != nil {
+			return out, fmt.Errorf("history %d: a new realm: %w", i, err)
+		}
+		seed := xp.HistorySeed(cfg.Seed, i)
+		h, err := xp.Play(ctx, realm, seed, xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs})
+		if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
+			if cerr := c.Close(); cerr != nil && cfg.Warn != nil {
+				cfg.Warn(fmt.Sprintf("closing the realm of exploration history %d: %v", i, cerr))
+			}
+		}
+		if err != nil {
+			return out, fmt.Errorf("history %d (seed %d): %w", i, seed, err)
+		}
+		if ctx.Err() != nil {
+			// Cut short by the run's end: its calls were cancelled, so it
+			// judges nothing.
+			out.Stopped = true
+			return out, nil
+		}
+		out.Played++
+		out.Coverage.Add(h)
+		v := xp.Check(h, xp.CheckConfig{Timeout: checkBound})
+		if v.Result == xp.Undecided {
+			out.Undecided++
+		}
+		headline := ""
+		if len(v.Findings) > 0 {
+			hf := xp.HistoryFinding{Index: i, Seed: seed, Findings: v.Findings, History: h}
+			out.Failed = append(out.Failed, hf)
+			headline = fmt.Sprintf("history %d: %s", i, v.Findings[0])
+			if x.Repro != nil {
+				headline += "\n  repro: " + x.Repro(i)
+			}
+		}
+		if x.Progress != nil {
+			x.Progress(chapter.ExploreStatus{Histories: out.Played, Of: n, Ops: out.Coverage.Ops,
+				Reached: out.Coverage.Reached(), Items: len(xp.Items()), Findings: len(out.Failed), Finding: headline})
+		}
+		if out.Replay && len(out.Failed) > 0 {
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// explore is the row's spec: it plays the histories, writes the coverage
+// to the row's output, and reports the failures, or else every coverage
+// item not reached as not exercised.
+func explore(ctx context.Context, cfg chapter.Config) {
+	out, err := Play(ctx, cfg)
+	GinkgoWriter.Print(Summary(out))
+	if err != nil && len(out.Failed) == 0 {
+		f := reports.Failure{Obligation: chapter.ObErrors, Message: "exploration stopped: " + err.Error()}
+		addFailure(f)
+		Fail(f.Message)
+	}
+	if len(out.Failed) > 0 {
+		shown := Simplest(out.Failed)
+		repro := ""
+		if cfg.Explore.Repro != nil {
+			repro = cfg.Explore.Repro(shown[0].Index)
+			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
+		}
+		for _, hf := range shown[:min(len(shown), maxFailures)] {
+			r := ""
+			if cfg.Explore.Repro != nil {
+				r = cfg.Explore.Repro(hf.Index)
+			}
+			addFailure(FailureOf(hf, r))
+		}
+		Fail(failText(out, shown[0], repro))
+	}
+	if out.Stopped {
+		return // the run was interrupted: Ginkgo reports the spec so
+	}
+	for _, why := range NotReached(out) {
+		if why.InStore {
+			AddReportEntry(chapter.EntryInStoreGap, why.Part+": "+why.Why, ReportEntryVisibilityNever)
+		}
+		AddReportEntry(chapter.EntryNotExercised, why.Part+": "+why.Why, ReportEntryVisibilityNever)
+	}
+}
+
+func addFailure(f reports.Failure) {
+	if b, err := json.Marshal(f); err == nil {
+		AddReportEntry(chapter.EntryFailure, string(b), ReportEntryVisibilityNever)
+	}
+}
+
+// Gap is one part of the row not exercised, with why; InStore marks a
+// part only a store that calls the in-store sites can reach.
+type Gap struct {
+	Part, Why string
+	InStore   bool
+}
+
+// NotReached returns what a passing run leaves not exercised: every
+// coverage item it never reached, the histories whose check was
+// undecided, and, for a replay, the coverage it does not judge.
+func NotReached(out Outcome) []Gap {
+	var gaps []Gap
+	if out.Replay {
+		return []Gap{{Part: "coverage", Why: fmt.Sprintf("a replay plays one history (%d times here) and judges no coverage; run the chapter whole to certify", out.Played)}}
+	}
+	for _, it := range out.Coverage.Missing() {
+		why := fmt.Sprintf("%d histories of %d operations never reached it", out.Played, out.Coverage.Ops)
+		if it.InStore {
+			why += " (the store never reached the in-store site)"
+		}
+		gaps = append(gaps, Gap{Part: "coverage item " + it.ID + " (" + it.What + ")", Why: why, InStore: it.InStore})
+	}
+	if out.Undecided > 0 {
+		gaps = append(gaps, Gap{Part: "linearizability", Why: fmt.Sprintf("the check of %d of %d histories ran out of its bound of %s: undecided", out.Undecided, out.Played, checkBound)})
+	}
+	return gaps
+}
+
+// FailureOf returns the report's failure for one failed history: its
+// first finding's obligation, message, want and got, the other findings
+// in the message, and the history as the trail, headed by repro (the
+// line that plays it alone) when not empty.
+func FailureOf(hf xp.HistoryFinding, repro string) reports.Failure {
+	first := hf.Findings[0]
+	msg := fmt.Sprintf("history %d (seed %d, %d processes, %d operations), at #%d: %s", hf.Index, hf.Seed, hf.History.Procs, len(hf.History.Events), first.Event, first.Message)
+	for _, f := range hf.Findings[1:] {
+		msg += "; also " + f.String()
+	}
+	var trail []string
+	if repro != "" {
+		trail = append(trail, "replay this history alone: "+repro)
+	}
+	trail = append(trail, TimelineOf(hf.History)...)
+	return reports.Failure{Message: msg, Obligation: first.Obligation, Expected: first.Want, Got: first.Got, Trail: trail}
+}
+
+// TimelineOf returns a history as the failure shows it: one line an
+// event. It is the one place a failure's history is rendered; once
+// reports.Failure carries a timeline of its own, this returns that
+// instead of lines of text.
+func TimelineOf(h *xp.History) []string {
+	return strings.Split(strings.TrimRight(h.Text(), "\n"), "\n")
+}
+
+// Simplest returns the failed histories simplest first: fewest processes
+// (a history of one process replays the same way every time), then
+// fewest operations, then run order. The report shows the first few in
+// full and the row's repro names the first.
+func Simplest(failed []xp.HistoryFinding) []xp.HistoryFinding {
+	out := slices.Clone(failed)
+	slices.SortStableFunc(out, func(a, b xp.HistoryFinding) int {
+		return cmp.Or(cmp.Compare(a.History.Procs, b.History.Procs), cmp.Compare(len(a.History.Events), len(b.History.Events)))
+	})
+	return out
+}
+
+// failText is the spec's failure message: how many histories failed and
+// the simplest, hf, with its repro.
+func failText(out Outcome, hf xp.HistoryFinding, repro string) string {
+	f := hf.Findings[0]
+	title := string(f.Obligation)
+	if o, ok := chapter.Obligations.ByID(f.Obligation); ok {
+		title += " " + o.Title
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "[%s] %d of %d histories failed; the simplest, history %d (seed %d, %d processes, %d operations): %s\n", title, len(out.Failed), out.Played, hf.Index, hf.Seed, hf.History.Procs, len(hf.History.Events), f)
+	if len(out.Failed) > maxFailures {
+		fmt.Fprintf(&sb, "  (the reports show the %d simplest in full)\n", maxFailures)
+	}
+	if repro != "" {
+		fmt.Fprintf(&sb, "  repro: %s\n", repro)
+	}
+	return sb.String()
+}
+
+// Summary returns what a run played and reached, as the row's output
+// shows it: the counts, the coverage table, and the failed histories.
+func Summary(out Outcome) string {
+	var sb strings.Builder
+	what := "explored"
+	if out.Replay {
+		what = "replayed"
+	}
+	fmt.Fprintf(&sb, "%s %d histories (%d operations): %d failed, %d undecided", what, out.Played, out.Coverage.Ops, len(out.Failed), out.Undecided)
+	if out.Stopped {
+		sb.WriteString(", stopped before the end of the budget")
+	}
+	sb.WriteString("\n")
+	sb.WriteString(out.Coverage.Text())
+	for _, hf := range out.Failed {
+		fmt.Fprintf(&sb, "failed: history %d (seed %d): %s\n", hf.Index, hf.Seed, hf.Findings[0])
+	}
+	return sb.String()
+}
