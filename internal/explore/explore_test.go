@@ -86,7 +86,7 @@ func TestCanariesFoundByExploration(t *testing.T) {
 			// inside a commit's window; exploration finds them in some runs
 			// and not others (goroutine interleavings), so they are not
 			// asserted here until the generator aims at that window.
-			res, err := Run(context.Background(), canaryRealm(c.bug), Config{Seed: 3, Histories: 1000, StopAtFirst: true})
+			res, err := Run(context.Background(), canaryRealm(c.bug), Config{Seed: 3, Histories: 10000, StopAtFirst: true})
 			if err != nil {
 				t.Fatal(err)
 			}
