@@ -298,16 +298,9 @@ func FailureOf(hf xp.HistoryFinding, repro string) reports.Failure {
 	if repro != "" {
 		trail = append(trail, "replay this history alone: "+repro)
 	}
-	trail = append(trail, TimelineOf(hf.History)...)
-	return reports.Failure{Message: msg, Obligation: first.Obligation, Expected: first.Want, Got: first.Got, Trail: trail}
-}
-
-// TimelineOf returns a history as the failure shows it: one line an
-// event. It is the one place a failure's history is rendered; once
-// reports.Failure carries a timeline of its own, this returns that
-// instead of lines of text.
-func TimelineOf(h *xp.History) []string {
-	return strings.Split(strings.TrimRight(h.Text(), "\n"), "\n")
+	trail = append(trail, strings.Split(strings.TrimRight(hf.History.Text(), "\n"), "\n")...)
+	return reports.Failure{Message: msg, Obligation: first.Obligation, Expected: first.Want, Got: first.Got, Trail: trail,
+		Timeline: xp.TimelineOf(hf.History, first.Event)}
 }
 
 // Simplest returns the failed histories simplest first: fewest processes
