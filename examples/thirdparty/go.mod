@@ -6,6 +6,7 @@ require github.com/conform-spi/conform v0.0.0
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50 // indirect
