@@ -326,11 +326,10 @@ func progressLine(w io.Writer, r SpecReport) {
 // summary prints the verdict, the counts and why, then where the reports
 // went (or why they did not).
 func summary(w io.Writer, run *reports.Run, dir string, werr error) {
-	sel := run.Selected()
-	c := (&reports.Run{Rows: sel}).Counts()
+	c := run.Counts()
 	v := run.Verdict()
 	left := ""
-	if n := len(run.Rows) - len(sel); n > 0 {
+	if n := run.NotSelectedCount(); n > 0 {
 		left = fmt.Sprintf(", %d not selected", n)
 	}
 	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",

@@ -161,6 +161,9 @@ func newHTMLView(run *Run) *htmlView {
 		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(), N: counts[s]})
 		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label()})
 	}
+	if n := run.NotSelectedCount(); n > 0 {
+		v.Counts = append(v.Counts, htmlCount{Class: "notsel", Symbol: "·", Label: "not selected", N: n})
+	}
 	for _, fp := range run.Failpoints {
 		v.Failpoints = append(v.Failpoints, field(fp))
 	}

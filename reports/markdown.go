@@ -90,7 +90,10 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 		}
 		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.Label())
 	}
-	if unknown := len(run.Rows) - c[StatusPassed] - c[StatusFailed] - c[StatusNotExercised] - c[StatusNotRun]; unknown > 0 {
+	if n := run.NotSelectedCount(); n > 0 {
+		fmt.Fprintf(b, " · %d not selected", n)
+	}
+	if unknown := len(run.Selected()) - c[StatusPassed] - c[StatusFailed] - c[StatusNotExercised] - c[StatusNotRun]; unknown > 0 {
 		fmt.Fprintf(b, " · %s %d with an unknown status", emoji(""), unknown)
 	}
 	b.WriteString("\n")

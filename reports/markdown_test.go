@@ -20,7 +20,7 @@ func TestMarkdownSample(t *testing.T) {
 	s := markdown(t, sampleRun())
 	for _, want := range []string{
 		"# ❌ conform: not conformant\n",
-		"**Rows:** ✅ 3 passed · ❌ 2 failed · ⚠️ 1 not exercised · ⏭️ 1 not run",
+		"**Rows:** ✅ 3 passed · ❌ 2 failed · ⚠️ 1 not exercised · ⏭️ 0 not run · 1 not selected",
 		"| ❌ failed | Stale fence | ob:5, ob:fence | 1.5s |",
 		"| ⏭️ not run | Retry | ob:3 | 1.5s |",
 		"#### Failure 1 of 1: ob:1 All or nothing\n\n> A load shows a batch completely",

@@ -152,18 +152,24 @@ type Run struct {
 	Rows        []Row        `json:"rows"`
 }
 
-// Counts returns how many rows have each status. The four known statuses are
-// always present, zero or not; an unknown status gets its own key.
+// Counts returns how many selected rows have each status (rows the label
+// filter left out are NotSelectedCount). The four known statuses are always
+// present, zero or not; an unknown status gets its own key.
 func (r *Run) Counts() map[Status]int {
 	c := make(map[Status]int, len(Statuses))
 	for _, s := range Statuses {
 		c[s] = 0
 	}
 	for _, row := range r.Rows {
-		c[row.Status]++
+		if !row.NotSelected {
+			c[row.Status]++
+		}
 	}
 	return c
 }
+
+// NotSelectedCount returns how many rows the label filter left out.
+func (r *Run) NotSelectedCount() int { return len(r.Rows) - len(r.Selected()) }
 
 // Obligation returns the catalogue entry with the given ID, if any.
 func (r *Run) Obligation(id ObligationID) (Obligation, bool) {
