@@ -78,9 +78,10 @@
 // never while a commit is held at a failpoint (CommitLocked and
 // CommitBeforePoint come before it is taken, CommitAfterPoint after it is
 // released). So a commit held in flight holds up neither another scope's
-// commit, nor an acquire, nor a renew (which updates the fence row, which
-// commits never lock), nor a load or listing (single statements over committed
-// data, no locks). This is why the fence row itself is not locked by commits:
+// commit, nor an acquire, nor a renew (which takes the lock in shared mode
+// and updates the fence row, which commits never lock), nor a load or
+// listing (single statements over committed data, no locks). This is why
+// the fence row itself is not locked by commits:
 // SELECT ... FOR SHARE on it at the start would make a takeover's UPDATE wait
 // for every commit in flight, held ones included, and SELECT ... FOR KEY SHARE
 // would not conflict with the UPDATE at all (a non-key update takes FOR NO KEY
@@ -90,6 +91,15 @@
 //
 // The early token check right after the scope locks is only a fast refusal:
 // correctness rests on the check under the fence lock.
+//
+// The same lock makes LapseFenceLeases one step with respect to the lease
+// operations. The lapse takes it exclusively, then reads the recorded lease
+// and moves the realm's clock in a later statement; RenewFence takes it in
+// shared mode (so it never waits for a commit) before its UPDATE. So an
+// acquire or a renew either committed before the lapse reads the lease, and
+// its lease runs out, or reads the clock only after the lapse committed: a
+// lapse can no longer land between an acquire reading the old lease and
+// writing the new one, which then survived it.
 //
 // Idempotent retry (docs/host-store-contract.md#ob-3): the commit id is looked
 // up after the scope rows are locked, so a retry racing its first send waits

@@ -307,11 +307,19 @@ func (f *Factory) Close() error {
 
 // LapseFenceLeases ends every recorded lease of the realm by moving
 // the realm's clock offset (which every lease reading adds to the database
-// clock) just past the recorded lease's expiry. It never moves it back.
+// clock) just past the recorded lease's expiry. It never moves it back. It
+// is one step with respect to AcquireFence and RenewFence: its transaction
+// first takes the realm's fence lock exclusively, as AcquireFence does, and
+// reads the recorded lease only in a later statement (see the package doc).
 func (f *Factory) LapseFenceLeases(ctx context.Context) error {
 	return f.withConn(ctx, func(c *pgx.Conn) error {
-		_, err := c.Exec(ctx, sqlLapse, f.realm)
-		return err
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, f.lockKey); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, sqlLapse, f.realm)
+			return err
+		})
 	})
 }
 

@@ -110,8 +110,12 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 // RenewFence starts a fresh lease now for the holder of token while token
 // is the highest, also after its lease ran out. A superseded token returns
 // *FencedOutError{Current}; a token never issued (0 or above the highest)
-// *InvalidError. It takes no lock a commit holds. When the answer to its
-// UPDATE is lost it returns *IndeterminateError.
+// *InvalidError. Its transaction takes the realm's fence lock in shared mode,
+// as a commit does, before it updates the fence row in a later statement: it
+// never waits for a commit held in flight, only for an acquire or a lapse in
+// progress, and a lapse never lands between its reading of the realm's clock
+// and its write (see the package doc). When the answer to its COMMIT is lost
+// it returns *IndeterminateError.
 func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) error {
 	if token == 0 || token > 1<<63-1 {
 		return &hoststore.InvalidError{Detail: fmt.Sprintf("RenewFence with token %d, which was never issued", token)}
@@ -121,11 +125,28 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 		return err
 	}
 	defer s.release(ctx, c)
-	tag, err := c.Exec(ctx, sqlFenceRenew, s.f.realm, int64(token), s.f.timing.Lease().Microseconds())
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(sqlFenceShared, s.f.lockKey)
+	b.Queue(sqlFenceRenew, s.f.realm, int64(token), s.f.timing.Lease().Microseconds())
+	b.Queue("COMMIT")
+	var renewed int64
+	err = runBatch(ctx, c, b, func(br pgx.BatchResults) error {
+		if err := readN(2)(br); err != nil {
+			return err
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		renewed = tag.RowsAffected()
+		_, err = br.Exec()
+		return err
+	})
 	if err != nil {
 		return unknown(ctx, "RenewFence", err)
 	}
-	if tag.RowsAffected() == 1 {
+	if renewed == 1 {
 		return nil
 	}
 	var cur int64
