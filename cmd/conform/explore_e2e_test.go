@@ -62,11 +62,15 @@ func TestExplorationOverTheReferencePasses(t *testing.T) {
 }
 
 // TestExplorationCanaryFailsAndReproduces runs the chapter over a store
-// that ignores fence tokens: the row fails naming an obligation, each
-// failure carries its history and repro, and the row's repro, which names
-// the history, fails again when reproduced.
+// that stores a multi-row append in reverse: the row fails naming an
+// obligation, each failure carries its history and repro, and the row's
+// repro, which names the history, fails again when reproduced. The bug
+// shows in histories of one process, and the repro names the simplest
+// failed history (fewest processes), so the replay is sequential and
+// reproduces whatever the scheduler does; a history of several processes
+// may not (the chapter regenerates it from its seed).
 func TestExplorationCanaryFailsAndReproduces(t *testing.T) {
-	run := runReport(t, 1, "run", "--store", "canary:ignore-token", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "7")
+	run := runReport(t, 1, "run", "--store", "canary:reversed-append", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "7")
 	row := exploreRowOf(t, run)
 	if row.Status != reports.StatusFailed || len(row.Failures) == 0 {
 		t.Fatalf("row %s with %d failures, want failed", row.Status, len(row.Failures))
@@ -84,9 +88,12 @@ func TestExplorationCanaryFailsAndReproduces(t *testing.T) {
 	if !strings.Contains(tok, "row=explore-histories") || !strings.Contains(tok, ";hist=") || !strings.Contains(tok, "seed=7") {
 		t.Fatalf("repro %q does not name the row, the seed and the history", tok)
 	}
+	if !strings.Contains(row.Failures[0].Message, "1 processes") {
+		t.Fatalf("the simplest failure is not a history of one process: %s", row.Failures[0].Message)
+	}
 	again := runReport(t, 1, "reproduce", tok)
 	r := exploreRowOf(t, again)
-	if r.Status != reports.StatusFailed || again.Store != "canary:ignore-token" || !strings.Contains(r.Output, "replayed") {
+	if r.Status != reports.StatusFailed || again.Store != "canary:reversed-append" || !strings.Contains(r.Output, "replayed") {
 		t.Fatalf("reproduce: row %s on %q, output:\n%s", r.Status, again.Store, r.Output)
 	}
 	for _, other := range again.Rows {
