@@ -141,9 +141,10 @@
 // live lease. The acquire then reads its own row back, and the rows ordered
 // before it to report a superseded lease. A renew is one conditional INSERT
 // of a lease row, inserted only if its token is still the highest. "Now" is
-// the Go wall clock plus the realm's clock offset;
-// Factory.LapseFenceLeases appends a clock row that moves the offset just
-// past every recorded lease.
+// the wall clock, read by the inserting statement itself under SQLite's
+// write lock (to the millisecond), plus the realm's clock offset, so fence
+// rows record clocks in their order; Factory.LapseFenceLeases appends a
+// clock row that moves the offset just past every recorded lease.
 //
 // # Errors and Kill
 //
