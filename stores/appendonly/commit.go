@@ -25,10 +25,13 @@ const maxRequestRows = 1000
 // autocommit statement, then its marker, the commit point. nil means the
 // marker is durable (synchronous=FULL); a load may still hide the batch
 // (fenced out, or losing a version race), since this store keeps
-// obligations 4 and 5 at load. A commit id that already has a marker
-// returns nil and writes nothing. A token never issued returns
-// *hoststore.InvalidError. See the package doc for the
-// failpoint sites and the error mapping.
+// obligations 4 and 5 at load. A commit id that already has a marker has
+// its updates and rows in the log already: a resend appends one more
+// marker only, a new commit point, which a load ignores when an earlier
+// marker of the id made the batch visible (obligation 3) and decides on its
+// own when every earlier one lost. A token never issued returns
+// *hoststore.InvalidError. See the package doc for the failpoint sites and
+// the error mapping.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	octx, done, err := s.db.Call(ctx, "commit", sqlitedb.Batch(b))
 	if err != nil {
@@ -43,19 +46,18 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if err != nil {
 		return s.db.Unavailable(ctx, "commit: read markers", err)
 	}
-	if landed {
-		return nil
-	}
-	var top int64
-	if err := s.db.Read.QueryRowContext(octx, `SELECT COALESCE(MAX(token), 0) FROM fences`).Scan(&top); err != nil {
-		return s.db.Unavailable(ctx, "commit: read fences", err)
-	}
-	if b.Token() == 0 || b.Token() > hoststore.FenceToken(top) {
-		return &hoststore.InvalidError{Detail: fmt.Sprintf("commit %q: token %d was never issued (highest is %d)", id, b.Token(), top)}
-	}
-	for _, u := range b.Updates() {
-		if err := s.appendUpdate(octx, id, u); err != nil {
-			return s.db.Unavailable(ctx, "commit: append update", err)
+	if !landed {
+		var top int64
+		if err := s.db.Read.QueryRowContext(octx, `SELECT COALESCE(MAX(token), 0) FROM fences`).Scan(&top); err != nil {
+			return s.db.Unavailable(ctx, "commit: read fences", err)
+		}
+		if b.Token() == 0 || b.Token() > hoststore.FenceToken(top) {
+			return &hoststore.InvalidError{Detail: fmt.Sprintf("commit %q: token %d was never issued (highest is %d)", id, b.Token(), top)}
+		}
+		for _, u := range b.Updates() {
+			if err := s.appendUpdate(octx, id, u); err != nil {
+				return s.db.Unavailable(ctx, "commit: append update", err)
+			}
 		}
 	}
 	if err := instore.At(ctx, instore.CommitBeforePoint, id); err != nil {

@@ -38,8 +38,10 @@
 //     leave, which only a load that replays the scope's chain knows. The natural
 //     key (commit_id, kind, name, idx) is the row's insert id: a retried
 //     insert may write a row twice, and loads keep one copy.
-//   - markers(seq, commit_id, token): one row closes a batch; its seq is the
-//     batch's commit point.
+//   - markers(seq, commit_id, token): one row closes a send of a batch; its
+//     seq is that send's commit point. A resend of a commit id that has a
+//     marker appends one more marker only (its updates and rows are in the
+//     log already).
 //   - fences(seq, token, kind, lease_expiry): an acquire appends a row of
 //     kind "acquire" with the next token; a renew appends a row of kind
 //     "renew" with the holder's new lease.
@@ -67,12 +69,18 @@
 // instore.CommitBeforePoint just before the marker insert and
 // instore.CommitAfterPoint just after it. A busy insert is tried up to six
 // times in all, with jittered backoff; the insert ids below make a repeated
-// insert harmless. Before writing, a commit id that already has a marker
-// returns nil at once (obligation 3), and a token never issued (0 or above
-// the highest) returns *hoststore.InvalidError. The commit never returns
-// *hoststore.ConflictError or *hoststore.FencedOutError: it returns nil once
-// the marker is written, even for a batch that a load will hide, because
-// obligations 4 and 5 are kept at load. The writer cannot tell the two ways
+// insert harmless. Before writing, a token never issued (0 or above the
+// highest) returns *hoststore.InvalidError. A commit id that already has a
+// marker writes no update or row again: the resend appends a new marker
+// only, after the same two sites. Loads decide it (see Load, step 3): a
+// batch visible at an earlier marker shows once and its later markers
+// change nothing (obligation 3); a batch whose every earlier marker lost
+// never happened, so the new marker is its first arrival, decided at its
+// own commit point, as the reference decides a resend of a refused batch.
+// The commit never returns *hoststore.ConflictError or
+// *hoststore.FencedOutError: it returns nil once the marker is written,
+// even for a batch that a load will hide, because obligations 4 and 5 are
+// kept at load. The writer cannot tell the two ways
 // apart (docs/host-store-contract.md#ob-5).
 //
 // # Load
@@ -83,26 +91,37 @@
 // before it, and an acquire ordered before a marker was written before it
 // too). A one-scope load (LoadHead, ReadRows) replays only the part of the
 // log that decides the scope: the batches connected to it through the
-// scopes they write (found through an index on the scope), since a batch's
-// visibility in one scope depends on every scope it writes and on nothing
-// else; it first reads the largest marker seq and considers no marker
-// beyond it, for the same reason. Both resolve:
+// scopes they write (found through an index on the scope), since whether a
+// send makes its batch visible depends on the scopes the batch writes, as
+// the sends before it left them, and on nothing else; it first reads the
+// largest marker seq and considers no marker beyond it, so that it resolves
+// a prefix of the markers, as a listing does. Both resolve:
 //
-//  1. committed batches: those with a marker; a commit id with several
-//     markers (a retried commit) keeps its first, lowest-seq marker, and its
-//     update rows and row rows written twice collapse to one copy;
-//  2. fencing: a batch is invisible when some acquire row ordered before
-//     its marker carries a higher token than the batch (obligation 5);
-//  3. one version chain per scope (obligation 4): per scope, from the
-//     absent state up, among the remaining batches whose update of the scope
-//     has previous equal to the current version, the one with the highest
-//     token wins, and among equal tokens the lowest commit id (byte order).
-//     A delete ends the chain. Every batch that is not on the chain of every
-//     scope it writes (it lost, or its previous was never reached) is
-//     removed, and the chains are resolved again, until nothing is removed:
-//     a batch that loses anywhere is gone everywhere. The rule depends
-//     only on the set of committed batches, so every load reaches the same
-//     result, and at one version the higher token always wins;
+//  1. sends: every marker, in seq order; the update rows of a commit id
+//     written twice (a retried commit) collapse to one copy;
+//  2. fencing: a marker is out when some acquire row ordered before it
+//     carries a higher token than its batch (obligation 5);
+//  3. one version chain per scope (obligation 4), decided once per send,
+//     at its commit point: walking the remaining markers in seq order from
+//     a realm with no scope, a send makes its batch visible when, in every
+//     scope the batch writes, the update's previous is the scope's version
+//     as the visible batches before it left it (none for a create) and the
+//     scope was not deleted: the reference's check at commit
+//     (docs/host-store-contract.md#op-commit, steps 3 and 4), applied in the
+//     order of the commit points. Otherwise the send loses, in every scope
+//     of its batch, for good. A send that lost never happened: it changes
+//     no scope, and nothing after its marker brings it back, not even a
+//     later batch that creates the version it named. So the log up to any
+//     marker decides every send in it as every longer log does, and every
+//     load (which reads a prefix of the markers) agrees with every earlier
+//     one; a batch turns visible only at a marker of its own. A marker of a
+//     batch already visible changes nothing. Two sends that claim one
+//     version: the first commit point wins. The higher token still wins
+//     wherever the fence says it must: a batch with a lower token whose
+//     marker comes after the acquire of a higher one was fenced out at
+//     step 2, and one whose marker came before that acquire stays visible,
+//     as obligation 5 asks (the new holder's clashing batch loses, as the
+//     reference refuses it with *hoststore.ConflictError);
 //  4. the scope's visible state replays its chain: TruncateAfter,
 //     DropBefore, Append, Head, in that order; removed rows stay in the
 //     log as written and are masked by the visible range [start, end)
@@ -110,11 +129,9 @@
 //
 // The per-call replay is fine for the harness's sizes (a listing of a few
 // thousand batches replays in milliseconds); a production store would
-// cache resolved prefixes of the log. Heads and rows are fetched only for
-// what the load returns. A batch that lost only to a batch that is itself
-// invisible stays invisible too: the rule removes every off-chain batch of a
-// round at once, which is stricter than needed but fixed; a correct writer
-// never puts two batches on one version anyway.
+// cache resolved prefixes of the log, which the rule allows: a prefix, once
+// resolved, never changes. Heads and rows are fetched only for what the
+// load returns.
 //
 // # Fence and clock
 //
@@ -124,9 +141,10 @@
 // live lease. The acquire then reads its own row back, and the rows ordered
 // before it to report a superseded lease. A renew is one conditional INSERT
 // of a lease row, inserted only if its token is still the highest. "Now" is
-// the Go wall clock plus the realm's clock offset;
-// Factory.LapseFenceLeases appends a clock row that moves the offset just
-// past every recorded lease.
+// the wall clock, read by the inserting statement itself under SQLite's
+// write lock (to the millisecond), plus the realm's clock offset, so fence
+// rows record clocks in their order; Factory.LapseFenceLeases appends a
+// clock row that moves the offset just past every recorded lease.
 //
 // # Errors and Kill
 //

@@ -16,25 +16,36 @@ const nextSeq = `(SELECT MAX(COALESCE((SELECT MAX(seq) FROM markers), 0), COALES
 // clockOffset is the realm's clock offset: the largest recorded.
 const clockOffset = `(SELECT COALESCE(MAX(offset_ns), 0) FROM clock)`
 
-// acquireSQL appends the next token's acquire row, with its lease from now
-// (?1 is the wall clock, ?2 the lease, both ns), unless ?3 is 0 (Exclusive)
-// and the holder of the highest token has a live lease.
-const acquireSQL = `INSERT INTO fences (seq, token, kind, lease_expiry)
-SELECT ` + nextSeq + `, t.top + 1, 'acquire', ?1 + c.off + ?2
-FROM (SELECT COALESCE(MAX(token), 0) AS top FROM fences) AS t, (SELECT ` + clockOffset + ` AS off) AS c
-WHERE ?3 <> 0 OR COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = t.top), 0) <= ?1 + c.off`
+// wallNow is the wall clock in ns as the inserting statement reads it,
+// under SQLite's write lock (a statement retried after SQLITE_BUSY reads
+// it again), so a fence row's clock follows the rows' order: no row ordered
+// before it read a later clock, up to SQLite's millisecond. SQLite keeps
+// milliseconds; one is taken off so that it never runs ahead of a time.Now
+// read afterwards (holder). A clock read before the statement would be
+// stale by however long the statement waited for the lock: a takeover
+// that landed after another acquire, or after a lapse, would then report a
+// lease left that no order of the two explains.
+const wallNow = `((CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER) - 1) * 1000000)`
 
-// renewSQL appends a lease row for token ?1 from now (?2 wall clock, ?3
-// lease), only if ?1 is the highest token.
+// acquireSQL appends the next token's acquire row, with its lease from now
+// (?1 is the lease, ns), unless ?2 is 0 (Exclusive) and the holder of the
+// highest token has a live lease.
+const acquireSQL = `INSERT INTO fences (seq, token, kind, lease_expiry)
+SELECT ` + nextSeq + `, t.top + 1, 'acquire', c.now + ?1
+FROM (SELECT COALESCE(MAX(token), 0) AS top FROM fences) AS t, (SELECT ` + wallNow + ` + ` + clockOffset + ` AS now) AS c
+WHERE ?2 <> 0 OR COALESCE((SELECT MAX(lease_expiry) FROM fences WHERE token = t.top), 0) <= c.now`
+
+// renewSQL appends a lease row for token ?1 from now (?2 the lease, ns),
+// only if ?1 is the highest token.
 const renewSQL = `INSERT INTO fences (seq, token, kind, lease_expiry)
-SELECT ` + nextSeq + `, ?1, 'renew', ?2 + ` + clockOffset + ` + ?3
+SELECT ` + nextSeq + `, ?1, 'renew', ` + wallNow + ` + ` + clockOffset + ` + ?2
 WHERE ?1 = (SELECT MAX(token) FROM fences)`
 
-// lapseSQL appends a clock row that puts now (?1 wall clock) just past
-// (?2 ns) the latest recorded lease, if that lease has not lapsed yet.
+// lapseSQL appends a clock row that puts now just past (?1 ns) the latest
+// recorded lease, if that lease has not lapsed yet.
 const lapseSQL = `INSERT INTO clock (offset_ns)
-SELECT f.top - ?1 + ?2 FROM (SELECT COALESCE(MAX(lease_expiry), 0) AS top FROM fences) AS f
-WHERE f.top >= ?1 + ` + clockOffset
+SELECT f.top - ` + wallNow + ` + ?1 FROM (SELECT COALESCE(MAX(lease_expiry), 0) AS top FROM fences) AS f
+WHERE f.top >= ` + wallNow + ` + ` + clockOffset
 
 // holder reads the highest token, its latest lease and now on the realm's
 // clock.
@@ -67,7 +78,7 @@ func (s *Store) AcquireFence(ctx context.Context, mode hoststore.AcquireMode) (h
 	}
 	lease := int64(s.f.FenceTiming().Lease())
 	for range acquireAttempts {
-		res, err := s.insert(octx, acquireSQL, time.Now().UnixNano(), lease, takeover)
+		res, err := s.insert(octx, acquireSQL, lease, takeover)
 		if err != nil {
 			return hoststore.FenceGrant{}, s.indeterminateOr(ctx, "acquire", err)
 		}
@@ -114,7 +125,10 @@ func (s *Store) granted(ctx, octx context.Context, seq, lease int64) (hoststore.
 	now := expiry - lease
 	g := hoststore.FenceGrant{Token: hoststore.FenceToken(tok)}
 	if prevTok > 0 && prevExpiry > now {
-		g.SupersededLease = time.Duration(prevExpiry - now)
+		// wallNow keeps milliseconds, so a row ordered just before this
+		// one may hold a clock up to a millisecond later; the acquire
+		// landed after it, so at most a whole lease was left.
+		g.SupersededLease = time.Duration(min(prevExpiry-now, lease))
 	}
 	return g, nil
 }
@@ -132,7 +146,7 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	if token > 1<<63-1 {
 		return &hoststore.InvalidError{Detail: fmt.Sprintf("renew: token %d was never issued", token)}
 	}
-	res, err := s.insert(octx, renewSQL, int64(token), time.Now().UnixNano(), int64(s.f.FenceTiming().Lease()))
+	res, err := s.insert(octx, renewSQL, int64(token), int64(s.f.FenceTiming().Lease()))
 	if err != nil {
 		return s.indeterminateOr(ctx, "renew", err)
 	}
@@ -152,11 +166,15 @@ func (s *Store) RenewFence(ctx context.Context, token hoststore.FenceToken) erro
 	return &hoststore.FencedOutError{Current: top}
 }
 
+// lapseMargin is how far past the latest lease a lapse puts now: enough
+// for the millisecond SQLite's clock may differ by between two statements.
+const lapseMargin = 5 * time.Millisecond
+
 // lapse appends a clock row that ends every recorded lease.
 func (s *Store) lapse(ctx context.Context) error {
 	octx, done := s.db.Op(ctx)
 	defer done()
-	if _, err := s.insert(octx, lapseSQL, time.Now().UnixNano(), int64(time.Millisecond)); err != nil {
+	if _, err := s.insert(octx, lapseSQL, int64(lapseMargin)); err != nil {
 		return s.db.Unavailable(ctx, "lapse leases", err)
 	}
 	return nil

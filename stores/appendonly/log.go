@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -114,14 +115,14 @@ func (s *Store) readScope(ctx context.Context, ref hoststore.ScopeRef) (*view, e
 				continue
 			}
 			seenID[id] = true
-			m, ok, err := s.firstMarker(ctx, id, top)
+			ms, err := s.markersOf(ctx, id, top)
 			if err != nil {
 				return nil, err
 			}
-			if !ok || fenced(m, acquires) {
-				continue
+			markers = append(markers, ms...)
+			if !slices.ContainsFunc(ms, func(m logMarker) bool { return !fenced(m, acquires) }) {
+				continue // no send of id can be visible: its scopes decide nothing here
 			}
-			markers = append(markers, m)
 			err = s.query(ctx, `SELECT `+updateColumns+` FROM updates_log WHERE commit_id = ? ORDER BY rowid`, []any{string(id)}, func(r *sql.Rows) error {
 				u, err := scanUpdate(r)
 				updates = append(updates, u)
@@ -152,16 +153,18 @@ func (s *Store) commitsOf(ctx context.Context, ref hoststore.ScopeRef) ([]hostst
 	return out, err
 }
 
-// firstMarker returns id's first marker with a seq up to top, if any.
-func (s *Store) firstMarker(ctx context.Context, id hoststore.CommitID, top int64) (logMarker, bool, error) {
-	m := logMarker{id: id}
-	var tok int64
-	err := s.db.Read.QueryRowContext(ctx, `SELECT seq, token FROM markers WHERE commit_id = ? AND seq <= ? ORDER BY seq LIMIT 1`, string(id), top).Scan(&m.seq, &tok)
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, false, nil
-	}
-	m.token = uint64(tok)
-	return m, err == nil, err
+// markersOf returns id's markers with a seq up to top, in seq order.
+func (s *Store) markersOf(ctx context.Context, id hoststore.CommitID, top int64) ([]logMarker, error) {
+	var out []logMarker
+	err := s.query(ctx, `SELECT seq, token FROM markers WHERE commit_id = ? AND seq <= ? ORDER BY seq`, []any{string(id), top}, func(r *sql.Rows) error {
+		m := logMarker{id: id}
+		var tok int64
+		err := r.Scan(&m.seq, &tok)
+		m.token = uint64(tok)
+		out = append(out, m)
+		return err
+	})
+	return out, err
 }
 
 // fenced reports whether an acquire ordered before m carries a higher

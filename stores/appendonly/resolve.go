@@ -32,21 +32,18 @@ type logUpdate struct {
 	appended   uint64
 }
 
-// batch is one committed batch: its first marker and one update per scope.
+// batch is one commit id with a marker: its token and one update per scope.
 type batch struct {
 	id      hoststore.CommitID
 	token   uint64
-	seq     int64
 	updates map[hoststore.ScopeRef]*logUpdate
 }
 
-// beats reports whether b wins over o at one version: the higher token,
-// then the lower commit id (byte order).
-func (b *batch) beats(o *batch) bool {
-	if b.token != o.token {
-		return b.token > o.token
-	}
-	return b.id < o.id
+// send is one marker of a batch that fencing left in: a commit point at
+// which the batch may become visible.
+type send struct {
+	seq int64
+	b   *batch
 }
 
 // segment is a run of rows one update appended: ordinals 0..n-1 of batch
@@ -70,8 +67,7 @@ type view struct {
 // every scope that some visible batch wrote. markers and acquires must be
 // in seq order, updates in the order they were written.
 func resolve(markers []logMarker, acquires []logAcquire, updates []logUpdate) map[hoststore.ScopeRef]*view {
-	batches := visibleBatches(markers, acquires, updates)
-	chains := resolveChains(batches)
+	chains := resolveChains(sends(markers, acquires, updates))
 	views := make(map[hoststore.ScopeRef]*view, len(chains))
 	for ref, chain := range chains {
 		views[ref] = replay(ref, chain)
@@ -79,12 +75,12 @@ func resolve(markers []logMarker, acquires []logAcquire, updates []logUpdate) ma
 	return views
 }
 
-// visibleBatches keeps each commit id's first marker, drops the batches
-// fenced out by an acquire ordered before their marker, and gathers their
-// updates (one per scope: a copy written twice by a retry collapses).
-func visibleBatches(markers []logMarker, acquires []logAcquire, updates []logUpdate) map[hoststore.CommitID]*batch {
-	out := map[hoststore.CommitID]*batch{}
-	seen := map[hoststore.CommitID]bool{}
+// sends gathers each commit id's updates (one per scope: a copy written
+// twice by a retry collapses) and returns its markers in seq order, without
+// those fenced out by an acquire ordered before them (obligation 5).
+func sends(markers []logMarker, acquires []logAcquire, updates []logUpdate) []send {
+	batches := map[hoststore.CommitID]*batch{}
+	var out []send
 	var highest uint64
 	a := 0
 	for _, m := range markers {
@@ -92,18 +88,19 @@ func visibleBatches(markers []logMarker, acquires []logAcquire, updates []logUpd
 			highest = max(highest, acquires[a].token)
 			a++
 		}
-		if seen[m.id] {
-			continue
+		b := batches[m.id]
+		if b == nil {
+			b = &batch{id: m.id, token: m.token, updates: map[hoststore.ScopeRef]*logUpdate{}}
+			batches[m.id] = b
 		}
-		seen[m.id] = true
 		if m.token < highest {
 			continue // fenced out (obligation 5)
 		}
-		out[m.id] = &batch{id: m.id, token: m.token, seq: m.seq, updates: map[hoststore.ScopeRef]*logUpdate{}}
+		out = append(out, send{seq: m.seq, b: b})
 	}
 	for i := range updates {
 		u := &updates[i]
-		if b, ok := out[u.id]; ok {
+		if b, ok := batches[u.id]; ok {
 			if _, dup := b.updates[u.scope]; !dup {
 				b.updates[u.scope] = u
 			}
@@ -113,76 +110,53 @@ func visibleBatches(markers []logMarker, acquires []logAcquire, updates []logUpd
 }
 
 // resolveChains decides which batches are visible and returns, per scope,
-// the chain of visible batches from its creation, in version order. Each
-// round resolves every scope's chain among the batches still in; a batch
-// off the chain of any scope it writes is out; rounds go on until none is
-// removed.
-func resolveChains(batches map[hoststore.CommitID]*batch) map[hoststore.ScopeRef][]*batch {
-	byScope := map[hoststore.ScopeRef][]*batch{}
-	for _, b := range batches {
-		for ref := range b.updates {
-			byScope[ref] = append(byScope[ref], b)
+// the chain of visible batches from its creation, in version order. It
+// walks the sends in the order of their commit points (marker seqs) and
+// decides each one once, at its commit point, against the scopes as the
+// visible batches before it left them (see applies). A send that does not
+// apply loses, in every scope its batch writes, for good: nothing after its
+// commit point is looked at, so a later batch that creates the version it
+// named does not bring it back, and a load that sees more of the log
+// decides it the same way. A lost send never happened, so a later send of
+// the same commit id is decided at its own commit point; once a send of a
+// commit id is visible, its later sends change nothing (obligation 3).
+func resolveChains(sends []send) map[hoststore.ScopeRef][]*batch {
+	at := map[hoststore.ScopeRef]scopeAt{}
+	chains := map[hoststore.ScopeRef][]*batch{}
+	visible := map[*batch]bool{}
+	for _, s := range sends {
+		if visible[s.b] || !s.b.applies(at) {
+			continue // landed already, or lost at this commit point (obligation 4)
+		}
+		visible[s.b] = true
+		for ref, u := range s.b.updates {
+			at[ref] = scopeAt{version: u.next, deleted: u.deleted}
+			chains[ref] = append(chains[ref], s.b)
 		}
 	}
-	in := make(map[*batch]bool, len(batches))
-	for _, b := range batches {
-		in[b] = true
-	}
-	for {
-		chains := map[hoststore.ScopeRef][]*batch{}
-		onChain := map[*batch]int{}
-		for ref, cands := range byScope {
-			chain := scopeChain(ref, cands, in)
-			for _, b := range chain {
-				onChain[b]++
-			}
-			if len(chain) > 0 {
-				chains[ref] = chain
-			}
-		}
-		removed := false
-		for b := range in {
-			if onChain[b] != len(b.updates) {
-				delete(in, b)
-				removed = true
-			}
-		}
-		if !removed {
-			return chains
-		}
-	}
+	return chains
 }
 
-// scopeChain walks one scope's versions from the absent state: at each
-// version the best batch still in whose update applies to it wins; a
-// delete ends the chain.
-func scopeChain(ref hoststore.ScopeRef, cands []*batch, in map[*batch]bool) []*batch {
-	byPrev := map[uint64][]*batch{}
-	for _, b := range cands {
-		if in[b] {
-			p := b.updates[ref].previous
-			byPrev[p] = append(byPrev[p], b)
+// scopeAt is a scope's state between two commit points: its version (0
+// when it was never created) and whether a delete ended it.
+type scopeAt struct {
+	version uint64
+	deleted bool
+}
+
+// applies reports whether every update of b applies to its scope in at,
+// the state at b's commit point, as the reference checks at commit
+// (docs/host-store-contract.md#op-commit, steps 3 and 4): previous is the
+// current version (a create finds no scope), and no update touches a
+// deleted scope, a create of a deleted name included.
+func (b *batch) applies(at map[hoststore.ScopeRef]scopeAt) bool {
+	for ref, u := range b.updates {
+		s := at[ref]
+		if s.deleted || u.previous != s.version || u.next != s.version+1 {
+			return false
 		}
 	}
-	var chain []*batch
-	cur := uint64(0)
-	for {
-		var best *batch
-		for _, b := range byPrev[cur] {
-			if best == nil || b.beats(best) {
-				best = b
-			}
-		}
-		if best == nil {
-			return chain
-		}
-		chain = append(chain, best)
-		u := best.updates[ref]
-		if u.deleted || u.next != cur+1 {
-			return chain
-		}
-		cur = u.next
-	}
+	return true
 }
 
 // replay applies a scope's chain, each update's parts in their fixed order:

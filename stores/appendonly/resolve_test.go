@@ -2,6 +2,7 @@ package appendonly
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -105,13 +106,15 @@ func TestResolveKeepsTheFirstMarker(t *testing.T) {
 	}
 }
 
-func TestResolveSameVersionLowestIDWinsEverywhere(t *testing.T) {
+func TestResolveSameVersionFirstCommitPointWinsEverywhere(t *testing.T) {
 	var l logBuilder
 	l.acquire(1)
 	l.commit("setup", 1, true, up("a", 0, 0), up("b", 0, 0), up("c", 0, 0))
 	l.commit("y", 1, true, up("a", 1, 1), up("c", 1, 0))
+	// The same version of a, with a lower id, at a later commit point: y is
+	// visible already and stays so; x loses, in b too.
 	l.commit("x", 1, true, up("a", 1, 1), up("b", 1, 0))
-	want(t, l.resolve(), map[string]string{"a": "v2 by x", "b": "v2 by x", "c": "v1 by setup"})
+	want(t, l.resolve(), map[string]string{"a": "v2 by y", "b": "v1 by setup", "c": "v2 by y"})
 }
 
 func TestResolveHigherTokenWinsAtOneVersion(t *testing.T) {
@@ -129,8 +132,8 @@ func TestResolveALoserIsInvisibleInEveryScopeAndItsSuccessorsToo(t *testing.T) {
 	var l logBuilder
 	l.acquire(1)
 	l.commit("setup", 1, true, up("a", 0, 0))
-	l.commit("m", 1, true, up("a", 1, 0), up("b", 0, 1)) // loses a to "l"
 	l.commit("l", 1, true, up("a", 1, 0))
+	l.commit("m", 1, true, up("a", 1, 0), up("b", 0, 1)) // loses a to "l", committed first
 	l.commit("n", 1, true, up("b", 1, 1), up("c", 0, 0)) // built on m's b
 	l.commit("o", 1, true, up("a", 2, 0))                // built on a's v2, whoever wrote it
 	want(t, l.resolve(), map[string]string{"a": "v3 by o", "b": "absent", "c": "absent"})
@@ -166,4 +169,165 @@ func TestReplayRowsAndRemoval(t *testing.T) {
 	if v.start != 5 || v.end != 5 || len(v.rowsIn(0, 99)) != 0 {
 		t.Errorf("a drop past the end: start %d end %d rows %v, want 5 5 none", v.start, v.end, v.rowsIn(0, 99))
 	}
+}
+
+// TestResolveALoserIsNotRevived is the exploration's history 201 (seed 7)
+// on the log: c1 names version 2 of e before e exists and loses, in e and
+// in c; c3 builds on c1's c and loses too. c4 then creates version 2 of e:
+// neither comes back. A resend of c1 is a new commit point, decided there:
+// it lands (the versions match now); c3, not sent again, stays hidden.
+func TestResolveALoserIsNotRevived(t *testing.T) {
+	var l logBuilder
+	l.acquire(1)
+	l.commit("c1", 1, true, up("e", 2, 1), up("c", 0, 1))
+	want(t, l.resolve(), map[string]string{"e": "absent", "c": "absent"})
+	l.commit("c2", 1, true, up("e", 0, 1), up("f", 0, 1))
+	l.commit("c3", 1, true, up("c", 1, 1))
+	want(t, l.resolve(), map[string]string{"e": "v1 by c2", "c": "absent"})
+	l.commit("c4", 1, true, up("e", 1, 1))
+	want(t, l.resolve(), map[string]string{"e": "v2 by c4", "c": "absent", "f": "v1 by c2"})
+	l.commit("c5", 1, true, up("c", 1, 0))
+	want(t, l.resolve(), map[string]string{"e": "v2 by c4", "c": "absent"})
+	l.mark("c1", 1) // the resend appends a marker only
+	want(t, l.resolve(), map[string]string{"e": "v3 by c1", "c": "v1 by c1"})
+	l.mark("c1", 1) // acts once
+	l.commit("c6", 1, true, up("e", 3, 1))
+	want(t, l.resolve(), map[string]string{"e": "v4 by c6", "c": "v1 by c1"})
+	l.mark("c5", 1) // c5 named c's version 1 before it existed; now it does
+	want(t, l.resolve(), map[string]string{"c": "v2 by c5"})
+}
+
+// TestResolveAResendAfterATakeoverIsFenced: a send that lost, sent again
+// after an acquire of a higher token, stays hidden; a send that landed
+// stays visible whatever follows.
+func TestResolveAResendAfterATakeoverIsFenced(t *testing.T) {
+	var l logBuilder
+	l.acquire(1)
+	l.commit("a", 1, true, up("x", 0, 0))
+	l.commit("lost", 1, true, up("y", 1, 0))
+	l.commit("b", 1, true, up("y", 0, 0))
+	l.acquire(2)
+	l.mark("lost", 1)
+	l.mark("a", 1)
+	want(t, l.resolve(), map[string]string{"x": "v1 by a", "y": "v1 by b"})
+}
+
+// TestResolveAHigherTokenDoesNotPushOutAnEarlierBatch: a batch whose commit
+// point came before an acquire stays visible (obligation 5), so a batch of
+// the new holder at the same version loses; a batch of the old holder after
+// the acquire is fenced out.
+func TestResolveAHigherTokenDoesNotPushOutAnEarlierBatch(t *testing.T) {
+	var l logBuilder
+	l.acquire(1)
+	l.commit("setup", 1, true, up("a", 0, 0))
+	l.commit("z-low", 1, true, up("a", 1, 0))
+	l.acquire(2)
+	l.commit("a-high", 2, true, up("a", 1, 0), up("b", 0, 0))
+	l.commit("stale", 1, true, up("a", 2, 0), up("c", 0, 0))
+	want(t, l.resolve(), map[string]string{"a": "v2 by z-low", "b": "absent", "c": "absent"})
+}
+
+// TestResolveIsStableOverPrefixes builds random logs full of races, stale
+// tokens, deletes and resends, and resolves the log up to each commit
+// point: a batch visible once stays visible, and a hidden batch turns
+// visible only at a commit point of its own (a resend), never because of
+// another batch. So what one load shows, every later load shows too.
+func TestResolveIsStableOverPrefixes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5812348206992313291, 7))
+	visible, hidden := 0, 0
+	for run := range 200 {
+		var l logBuilder
+		tok := uint64(1)
+		l.acquire(tok)
+		believed := map[string]uint64{}
+		tokens := map[string]uint64{}
+		for i := range 40 {
+			if rng.IntN(10) == 0 {
+				tok++
+				l.acquire(tok)
+			}
+			bt := tok
+			if tok > 1 && rng.IntN(5) == 0 {
+				bt = tok - 1 // a stale writer
+			}
+			var ups []logUpdate
+			for _, k := range rng.Perm(5)[:1+rng.IntN(2)] {
+				name := fmt.Sprintf("s%d", k)
+				v := believed[name]
+				if rng.IntN(2) == 0 { // a writer that loaded the scope
+					v = 0
+					if w := l.resolve()[ref(name)]; w != nil {
+						v = uint64(w.version)
+					}
+				}
+				if rng.IntN(4) == 0 {
+					v = uint64(rng.IntN(int(v) + 2)) // a wrong previous, maybe ahead
+				}
+				u := up(name, v, uint64(rng.IntN(3)))
+				if v > 0 && rng.IntN(8) == 0 {
+					u = logUpdate{scope: ref(name), previous: v, next: v + 1, deleted: true}
+				}
+				believed[name] = v + 1
+				ups = append(ups, u)
+			}
+			id := fmt.Sprintf("b%02d", i)
+			if i > 0 && rng.IntN(8) == 0 {
+				id = fmt.Sprintf("b%02d", rng.IntN(i)) // a resend of an earlier batch
+				if _, ok := tokens[id]; !ok {
+					continue
+				}
+				bt, ups = tokens[id], nil
+				for _, u := range l.updates {
+					if string(u.id) == id {
+						ups = append(ups, u)
+					}
+				}
+			}
+			tokens[id] = bt
+			l.commit(id, bt, rng.IntN(10) != 0, ups...)
+		}
+		full := visibleIDs(l)
+		for _, m := range l.markers {
+			if full[m.id] {
+				visible++
+			} else {
+				hidden++
+			}
+		}
+		var before map[hoststore.CommitID]bool
+		for k, m := range l.markers {
+			prefix := logBuilder{markers: l.markers[:k+1], acquires: l.acquires, updates: l.updates}
+			now := visibleIDs(prefix)
+			for id := range before {
+				if !now[id] {
+					t.Fatalf("run %d: batch %s is visible in the log before seq %d and hidden with it", run, id, m.seq)
+				}
+			}
+			for id := range now {
+				if !before[id] && id != m.id {
+					t.Fatalf("run %d: batch %s turns visible at seq %d, a marker of %s", run, id, m.seq, m.id)
+				}
+			}
+			before = now
+		}
+		if len(before) != len(full) {
+			t.Fatalf("run %d: the last prefix and the whole log differ", run)
+		}
+	}
+	if visible == 0 || hidden == 0 {
+		t.Fatalf("%d markers of visible batches, %d of hidden ones: the logs check nothing", visible, hidden)
+	}
+	t.Logf("%d markers of visible batches, %d of hidden ones", visible, hidden)
+}
+
+// visibleIDs lists the batches the log resolves visible: those on some
+// scope's chain.
+func visibleIDs(l logBuilder) map[hoststore.CommitID]bool {
+	out := map[hoststore.CommitID]bool{}
+	for _, chain := range resolveChains(sends(l.markers, l.acquires, l.updates)) {
+		for _, b := range chain {
+			out[b.id] = true
+		}
+	}
+	return out
 }
