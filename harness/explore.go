@@ -49,26 +49,12 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if f.explore < 1 {
 		return refuse(stderr, name, "--histories %d: give at least one history", f.explore)
 	}
-	if err := checkBounds(0, *callTimeout); err != nil || *callTimeout < 0 {
-		if err == nil {
-			err = fmt.Errorf("--call-timeout must not be negative, not %s", *callTimeout)
-		}
+	if err := checkBounds(0, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := checkReportDir(f.reportDir); err != nil {
-		return refuse(stderr, name, "--report-dir %q: %v", f.reportDir, err)
-	}
-	newRealm, err := c.open(f.store)
+	newRealm, err := c.prepare(&f, *callTimeout)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
-	}
-	if err := preflight(newRealm, max(PreflightBound, *callTimeout)); err != nil {
-		return refuse(stderr, name, "store %q cannot be opened: %v", f.store, err)
-	}
-	if f.seed == 0 {
-		if f.seed, err = drawSeed(); err != nil {
-			return refuse(stderr, name, "%v", err)
-		}
 	}
 	var live liveLine
 	opts := []Option{WithLabelFilter("chapter:" + string(explore.ID)), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}

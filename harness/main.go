@@ -117,6 +117,29 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
+// prepare makes a run ready once its flags are checked: the report
+// directory can take the reports, the store opens and answers the
+// preflight, and the seed is drawn when none was given. It returns why
+// not in one line.
+func (c Command) prepare(f *runFlags, callTimeout time.Duration) (NewRealm, error) {
+	if err := checkReportDir(f.reportDir); err != nil {
+		return nil, fmt.Errorf("--report-dir %q: %v", f.reportDir, err)
+	}
+	newRealm, err := c.open(f.store)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(newRealm, max(PreflightBound, callTimeout)); err != nil {
+		return nil, fmt.Errorf("store %q cannot be opened: %v", f.store, err)
+	}
+	if f.seed == 0 {
+		if f.seed, err = drawSeed(); err != nil {
+			return nil, err
+		}
+	}
+	return newRealm, nil
+}
+
 // refuse prints one line to w, "conform NAME: " and the message with any
 // outside text in it escaped, and returns ExitUsage.
 func refuse(w io.Writer, name, format string, args ...any) int {
@@ -193,10 +216,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if *timeout < MinRowTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinRowTimeout)
 	}
-	if err := checkBounds(*timeout, *callTimeout); err != nil || *callTimeout < 0 {
-		if err == nil {
-			err = fmt.Errorf("--call-timeout must not be negative, not %s", *callTimeout)
-		}
+	if err := checkBounds(*timeout, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
 	e, err := readEnv(os.Getenv)
@@ -236,20 +256,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		}
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := checkReportDir(f.reportDir); err != nil {
-		return refuse(stderr, name, "--report-dir %q: %v", f.reportDir, err)
-	}
-	newRealm, err := c.open(f.store)
+	newRealm, err := c.prepare(&f, *callTimeout)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
-	}
-	if err := preflight(newRealm, max(PreflightBound, *callTimeout)); err != nil {
-		return refuse(stderr, name, "store %q cannot be opened: %v", f.store, err)
-	}
-	if f.seed == 0 {
-		if f.seed, err = drawSeed(); err != nil {
-			return refuse(stderr, name, "%v", err)
-		}
 	}
 	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithFences(f.fences, *fencesDir)}
 	if *withoutInStore {
