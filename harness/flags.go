@@ -15,8 +15,9 @@ type runFlags struct {
 	seed                           uint64
 	failpoints                     multi
 	fences                         string
-	explore                        int  // --explore-histories
-	hist                           *int // a repro's hist=N
+	explore                        int    // --explore-histories
+	hist                           *int   // a repro's hist=N
+	history                        string // a repro's history=h1…
 }
 
 // merge applies a repro and the CONFORM_* environment to the flags, given
@@ -57,7 +58,7 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 			return nil, fmt.Errorf("--failpoint %s conflicts with %s (failpoints %s)", strings.Join(f.failpoints, " --failpoint "), reproName, strings.Join(repro.Failpoints, " "))
 		}
 		f.seed, f.rows = repro.Seed, repro.Row
-		f.hist = repro.Hist
+		f.hist, f.history = repro.Hist, repro.History
 		f.failpoints = append(multi(nil), repro.Failpoints...)
 		if repro.Store != "" {
 			if given["store"] && f.store != repro.Store {

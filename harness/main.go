@@ -250,7 +250,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if _, err := fencesCommand(f.fences); err != nil {
 		return refuse(stderr, name, "--%v", err)
 	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: f.explore, ExploreHist: f.hist})); err != nil {
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: f.explore, ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
 		if !exploreOn(f) && selectsExplore(filter) {
 			err = fmt.Errorf("%v; the exploration chapter is off unless --explore-histories N turns it on", err)
 		}
@@ -273,6 +273,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if f.hist != nil {
 		opts = append(opts, withExploreHist(*f.hist))
 	}
+	if f.history != "" {
+		opts = append(opts, func(o *Options) { o.ExploreHistory = f.history })
+	}
 	note := ""
 	if len(fromEnv) > 0 {
 		note = "; from the environment: " + strings.Join(fromEnv, ", ")
@@ -281,7 +284,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 }
 
 // exploreOn reports whether the flags turn the exploration chapter on.
-func exploreOn(f runFlags) bool { return f.explore > 0 || f.hist != nil }
+func exploreOn(f runFlags) bool { return f.explore > 0 || f.hist != nil || f.history != "" }
 
 // selectsExplore reports whether label filter f would select the
 // exploration chapter's row were the chapter on.

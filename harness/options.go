@@ -94,6 +94,10 @@ type Options struct {
 	// exploration chapter alone, as a repro's hist=N names it; it turns
 	// the chapter on.
 	ExploreHist *int
+	// ExploreHistory, when not empty, is a shrunk history of the
+	// exploration chapter, as a repro's history= carries it: the chapter
+	// replays it exactly, twice, instead of regenerating ExploreHist.
+	ExploreHistory string
 	// ExploreProgress, when set, gets the exploration chapter's progress
 	// after each history.
 	ExploreProgress func(ExploreStatus)
@@ -195,6 +199,7 @@ func WithRepro(r Repro) Option {
 		if r.Hist != nil {
 			o.ExploreHist = hoststore.Ptr(*r.Hist)
 		}
+		o.ExploreHistory = r.History
 	}
 }
 
@@ -374,6 +379,7 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 		if r.Hist != nil {
 			s.ExploreHist = hoststore.Ptr(*r.Hist)
 		}
+		s.ExploreHistory = r.History
 	}
 	if _, err := fencesCommand(s.Fences); err != nil {
 		return s, err
@@ -418,6 +424,8 @@ func (s settings) header() string {
 	}
 	explore := "off"
 	switch {
+	case s.ExploreHistory != "":
+		explore = "a shrunk history, replayed twice"
 	case s.ExploreHist != nil:
 		explore = fmt.Sprintf("history %d alone", *s.ExploreHist)
 	case s.Explore > 0:

@@ -27,11 +27,17 @@ type Repro struct {
 	// Hist, when not nil, names one history of the exploration chapter
 	// (hist=N): the run plays that history alone, of the run's seed.
 	Hist *int
+	// History, when not empty, is one history of the exploration chapter
+	// as the chapter shrank it (history=h1…, explore.EncodeRepro): the run
+	// replays it exactly, twice, instead of regenerating history Hist. A
+	// history whose encoding is longer than a repro value may be is left
+	// out, and the repro names it by Hist alone.
+	History string
 }
 
 const reproVersion = "v1"
 
-// String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…;hist=N`, with
+// String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…;hist=N;history=h1…`, with
 // values query-escaped so that terms and URLs survive a shell's single
 // quotes.
 func (r Repro) String() string {
@@ -50,6 +56,9 @@ func (r Repro) String() string {
 	}
 	if r.Hist != nil {
 		parts = append(parts, "hist="+strconv.Itoa(*r.Hist))
+	}
+	if r.History != "" && len(r.History) <= maxRepro {
+		parts = append(parts, "history="+url.QueryEscape(r.History))
 	}
 	return strings.Join(parts, ";")
 }
@@ -103,6 +112,11 @@ func ParseRepro(s string) (Repro, error) {
 				return Repro{}, fmt.Errorf("repro: hist %q is not a history's number", val)
 			}
 			r.Hist = &n
+		case "history":
+			if !strings.HasPrefix(val, "h1.") {
+				return Repro{}, fmt.Errorf("repro: history %.24q…: not a history (it starts with h1.)", val)
+			}
+			r.History = val
 		default:
 			return Repro{}, fmt.Errorf("repro: unknown part %q", k)
 		}

@@ -229,8 +229,12 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		Explore: chapter.ExploreConfig{
 			Histories: o.Explore,
 			Only:      o.ExploreHist,
+			History:   o.ExploreHistory,
 			Repro: func(i int) string {
 				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i})
+			},
+			ReproHistory: func(i int, history string) string {
+				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i, History: history})
 			},
 			Progress: o.ExploreProgress,
 		},

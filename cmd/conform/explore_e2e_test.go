@@ -67,8 +67,8 @@ func TestExplorationOverTheReferencePasses(t *testing.T) {
 // repro, which names the history, fails again when reproduced. The bug
 // shows in histories of one process, and the repro names the simplest
 // failed history (fewest processes), so the replay is sequential and
-// reproduces whatever the scheduler does; a history of several processes
-// may not (the chapter regenerates it from its seed).
+// reproduces whatever the scheduler does (TestExplorationShrinksAndReplaysExactly
+// covers a bug of several processes).
 func TestExplorationCanaryFailsAndReproduces(t *testing.T) {
 	run := runReport(t, 1, "run", "--store", "canary:reversed-append", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "7")
 	row := exploreRowOf(t, run)
@@ -99,6 +99,36 @@ func TestExplorationCanaryFailsAndReproduces(t *testing.T) {
 	for _, other := range again.Rows {
 		if other.ID != exploreRow && other.Status != reports.StatusNotRun {
 			t.Errorf("reproduce ran row %s too", other.ID)
+		}
+	}
+}
+
+// TestExplorationShrinksAndReplaysExactly runs the chapter over a store
+// that ignores fence tokens, a bug that shows only in histories of several
+// processes: the chapter shrinks the simplest failed history, its repro
+// carries the shrunk history (history=h1…), and reproducing it replays
+// that history exactly, twice, and fails again every time.
+func TestExplorationShrinksAndReplaysExactly(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:ignore-token", "--explore-histories", "300", "--label-filter", "chapter:explore", "--seed", "7")
+	row := exploreRowOf(t, run)
+	if row.Status != reports.StatusFailed || len(row.Failures) == 0 {
+		t.Fatalf("row %s with %d failures, want failed", row.Status, len(row.Failures))
+	}
+	tok := between(t, row.Repro, "conform reproduce '", "'")
+	if !strings.Contains(tok, "row=explore-histories") || !strings.Contains(tok, ";hist=") || !strings.Contains(tok, ";history=h1.") {
+		t.Fatalf("repro %q does not carry the shrunk history", tok)
+	}
+	if f := row.Failures[0]; !strings.Contains(f.Message, "shrunk from ") || !strings.Contains(f.Trail[0], "history=h1.") {
+		t.Fatalf("the first failure is not the shrunk history: %s\n%q", f.Message, f.Trail[:1])
+	}
+	for i := range 5 {
+		again := runReport(t, 1, "reproduce", tok)
+		r := exploreRowOf(t, again)
+		if r.Status != reports.StatusFailed || again.Store != "canary:ignore-token" || !strings.Contains(r.Output, "replayed twice: the store behaved") {
+			t.Fatalf("reproduce %d: row %s on %q, output:\n%s", i+1, r.Status, again.Store, r.Output)
+		}
+		if !strings.Contains(r.Repro, ";history=h1.") {
+			t.Errorf("reproduce %d: its repro %q lost the history", i+1, r.Repro)
 		}
 	}
 }

@@ -89,16 +89,23 @@ type ExploreConfig struct {
 	// Only, when not nil, plays history *Only of the run's seed alone, as
 	// a repro names it.
 	Only *int
+	// History, when not empty, is a shrunk history as a repro's history=
+	// carries it (explore.EncodeRepro): the chapter replays it exactly,
+	// twice on fresh realms, instead of regenerating history *Only.
+	History string
 	// Repro renders the repro line that plays history i alone; nil leaves
 	// it empty.
 	Repro func(i int) string
+	// ReproHistory renders the repro line that replays history, history
+	// i as the chapter shrank it (explore.EncodeRepro); nil: Repro.
+	ReproHistory func(i int, history string) string
 	// Progress, when set, is called after each history with what the
 	// chapter has reached so far.
 	Progress func(ExploreStatus)
 }
 
 // On reports whether a run with c includes the exploration chapter.
-func (c ExploreConfig) On() bool { return c.Histories > 0 || c.Only != nil }
+func (c ExploreConfig) On() bool { return c.Histories > 0 || c.Only != nil || c.History != "" }
 
 // ExploreStatus is the exploration chapter's progress after a history.
 type ExploreStatus struct {

@@ -13,6 +13,17 @@
 // the trail and a repro line that names the seed and the history's index
 // (hist=N), which plays that history alone.
 //
+// When the row fails, the chapter shrinks the simplest failed history
+// (explore.Shrink, within ShrinkReplays replays) and the row's repro
+// carries the shrunk history itself (history=h1…, explore.EncodeRepro).
+// Reproducing it replays that history exactly, twice on fresh realms
+// (explore.ReplayTwice), and says whether the store behaved the same both
+// times; it does not regenerate the history from its seed, which a
+// history of several processes need not follow the same way twice. A
+// repro with hist=N alone (a shrink that did not reproduce the failure,
+// or a shrunk history too long for a repro) regenerates and plays it up
+// to Replays times, as before.
+//
 // A pass is never vacuous: the chapter counts what the histories reached
 // (explore.Items: every operation by answer, the error types, the kills
 // and crashes by the moment they hit, same-scope races, resends by the
@@ -32,6 +43,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
 	xp "github.com/conform-spi/conform/internal/explore"
 	"github.com/conform-spi/conform/reports"
@@ -61,6 +73,14 @@ const (
 	// one process takes the same path every time; one of several may
 	// fail in a few plays of a hundred).
 	Replays = 100
+	// ShrinkReplays bounds the shrink of the simplest failed history, in
+	// replays (never wall time), so that a run ends in the same place on
+	// any machine.
+	ShrinkReplays = 300
+	// maxHistory bounds the encoded shrunk history a repro carries
+	// (history=h1…); a longer one is left out, and the repro names the
+	// history by its number alone (hist=N).
+	maxHistory = 4096
 	// maxFailures bounds the failures one run reports in full; the rest
 	// are counted.
 	maxFailures = 5
@@ -214,8 +234,13 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 
 // explore is the row's spec: it plays the histories, writes the coverage
 // to the row's output, and reports the failures, or else every coverage
-// item not reached as not exercised.
+// item not reached as not exercised. A repro that carries a shrunk history
+// (cfg.Explore.History) replays that history exactly instead (replayExact).
 func explore(ctx context.Context, cfg chapter.Config) {
+	if cfg.Explore.History != "" {
+		replayExact(ctx, cfg)
+		return
+	}
 	out, err := Play(ctx, cfg)
 	GinkgoWriter.Print(Summary(out))
 	if err != nil && len(out.Failed) == 0 {
@@ -228,6 +253,23 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		repro := ""
 		if cfg.Explore.Repro != nil {
 			repro = cfg.Explore.Repro(shown[0].Index)
+		}
+		shrunk, note := "", ""
+		if !out.Replay && !out.Stopped && ctx.Err() == nil {
+			var small xp.HistoryFinding
+			small, shrunk, note = shrinkFinding(ctx, cfg, shown[0])
+			if shrunk != "" {
+				r := repro
+				if cfg.Explore.ReproHistory != nil {
+					r = cfg.Explore.ReproHistory(shown[0].Index, shrunk)
+					repro = r
+				}
+				f := FailureOf(small, r)
+				f.Message = fmt.Sprintf("history %d shrunk from %d to %d operations: %s", shown[0].Index, len(shown[0].History.Events), len(small.History.Events), f.Message)
+				addFailure(f)
+			}
+		}
+		if repro != "" {
 			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
 		}
 		for _, hf := range shown[:min(len(shown), maxFailures)] {
@@ -237,7 +279,11 @@ func explore(ctx context.Context, cfg chapter.Config) {
 			}
 			addFailure(FailureOf(hf, r))
 		}
-		Fail(failText(out, shown[0], repro))
+		text := failText(out, shown[0], repro)
+		if note != "" {
+			text += "  " + note + "\n"
+		}
+		Fail(text)
 	}
 	if out.Stopped {
 		return // the run was interrupted: Ginkgo reports the spec so
@@ -248,6 +294,139 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		}
 		AddReportEntry(chapter.EntryNotExercised, why.Part+": "+why.Why, ReportEntryVisibilityNever)
 	}
+}
+
+// runConfig is the configuration replays and shrinks play under.
+func runConfig() xp.Config {
+	return xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs, Check: xp.CheckConfig{Timeout: checkBound}}
+}
+
+// realms returns a maker of fresh realms from cfg, for Shrink and
+// ReplayTwice, and what closes every realm it made (unless the run keeps
+// its realms).
+func realms(ctx context.Context, cfg chapter.Config) (func() (hoststore.HostStoreFactory, error), func()) {
+	var made []hoststore.HostStoreFactory
+	return func() (hoststore.HostStoreFactory, error) {
+			r, err := cfg.NewRealm(ctx)
+			if err == nil {
+				made = append(made, r)
+			}
+			return r, err
+		}, func() {
+			if cfg.KeepRealms {
+				return
+			}
+			for _, r := range made {
+				if c, ok := r.(io.Closer); ok {
+					if err := c.Close(); err != nil && cfg.Warn != nil {
+						cfg.Warn(fmt.Sprintf("closing a realm of an exploration replay: %v", err))
+					}
+				}
+			}
+		}
+}
+
+// shrinkFinding shrinks hf within ShrinkReplays replays and returns the
+// shrunk finding, its encoding for a repro (empty when the shrink did not
+// reproduce the finding, or the encoding is longer than maxHistory), and
+// a line for the failure message that says what the shrink did.
+func shrinkFinding(ctx context.Context, cfg chapter.Config, hf xp.HistoryFinding) (xp.HistoryFinding, string, string) {
+	newRealm, closeAll := realms(ctx, cfg)
+	defer closeAll()
+	small, st, err := xp.Shrink(ctx, newRealm, hf, xp.ShrinkConfig{Replays: ShrinkReplays, Run: runConfig()})
+	switch {
+	case err != nil:
+		return hf, "", fmt.Sprintf("not shrunk: %v", err)
+	case !st.Reproduced:
+		return hf, "", fmt.Sprintf("not shrunk: %d replays of history %d did not fail %s again; the repro regenerates it from its seed", st.Replays, hf.Index, st.Obligation)
+	}
+	enc, err := xp.EncodeRepro(small.History)
+	if err != nil {
+		return hf, "", fmt.Sprintf("shrunk from %d to %d operations, but not encoded: %v", st.From, st.To, err)
+	}
+	note := fmt.Sprintf("shrunk from %d to %d operations (%d replays", st.From, st.To, st.Replays)
+	if st.Exhausted {
+		note += ", the budget ran out"
+	}
+	note += ")"
+	if len(enc) > maxHistory {
+		return small, "", note + fmt.Sprintf("; its encoding is %d bytes, over %d, so the repro regenerates it from its seed", len(enc), maxHistory)
+	}
+	return small, enc, note + "; the repro replays the shrunk history exactly"
+}
+
+// replayExact replays the shrunk history cfg.Explore.History twice, on
+// fresh realms, judges both, and fails the row when either replay fails.
+func replayExact(ctx context.Context, cfg chapter.Config) {
+	idx := -1
+	if cfg.Explore.Only != nil {
+		idx = *cfg.Explore.Only
+	}
+	fail := func(msg string) {
+		f := reports.Failure{Obligation: chapter.ObErrors, Message: msg}
+		addFailure(f)
+		Fail(msg)
+	}
+	h, err := xp.DecodeRepro(cfg.Explore.History)
+	if err != nil {
+		fail("the repro's history: " + err.Error())
+		return
+	}
+	newRealm, closeAll := realms(ctx, cfg)
+	defer closeAll()
+	t, err := xp.ReplayTwice(ctx, newRealm, h, runConfig())
+	if err != nil {
+		fail("replaying the repro's history: " + err.Error())
+		return
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "the repro's history: %d processes, %d operations, replayed exactly on two fresh realms\n", h.Procs, len(h.Events))
+	if t.Same {
+		sb.WriteString("replayed twice: the store behaved the same both times\n")
+	} else {
+		sb.WriteString("replayed twice: the store behaved differently: " + t.Diff + "\n")
+	}
+	for i, v := range t.Verdicts {
+		fmt.Fprintf(&sb, "replay %d: %s, %d findings\n", i+1, v.Result, len(v.Findings))
+		for _, f := range v.Findings {
+			fmt.Fprintf(&sb, "  %s\n", f)
+		}
+	}
+	GinkgoWriter.Print(sb.String())
+	repro := ""
+	if cfg.Explore.ReproHistory != nil {
+		repro = cfg.Explore.ReproHistory(idx, cfg.Explore.History)
+	}
+	failed := false
+	for i, v := range t.Verdicts {
+		if len(v.Findings) == 0 {
+			continue
+		}
+		if !failed && repro != "" {
+			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
+		}
+		failed = true
+		f := FailureOf(xp.HistoryFinding{Index: idx, Seed: h.Seed, Findings: v.Findings, History: t.Runs[i]}, repro)
+		f.Message = fmt.Sprintf("replay %d of 2: %s", i+1, f.Message)
+		addFailure(f)
+	}
+	if failed {
+		first := t.Verdicts[0]
+		if len(first.Findings) == 0 {
+			first = t.Verdicts[1]
+		}
+		msg := fmt.Sprintf("[%s] the repro's history failed again when replayed: %s\n", first.Findings[0].Obligation, first.Findings[0])
+		if t.Same {
+			msg += "  replayed twice: the store behaved the same both times\n"
+		} else {
+			msg += "  replayed twice: the store behaved differently: " + t.Diff + "\n"
+		}
+		if repro != "" {
+			msg += "  repro: " + repro + "\n"
+		}
+		Fail(msg)
+	}
+	AddReportEntry(chapter.EntryNotExercised, "coverage: a replay plays one shrunk history (twice here) and judges no coverage; run the chapter whole to certify", ReportEntryVisibilityNever)
 }
 
 func addFailure(f reports.Failure) {
