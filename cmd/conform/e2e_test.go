@@ -441,51 +441,29 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 // saying the run was interrupted, with no verdict.
 func TestInterruptWritesReports(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "--report-dir", dir, "--failpoint", `commit-locked=sleep("1h")`)
-	cmd.Dir = t.TempDir()
-	cmd.Env = withoutConformEnv()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	live := startLive(t, "run", "--report-dir", dir, "--failpoint", `commit-locked=sleep("1h")`)
 	// The first row, acquire-empty, commits nothing; the second, reopen,
 	// commits at once and is held there. A spec's line is written by a
 	// reporting node that an interrupt can still catch, so the first spec
 	// is final only once the second spec's line is out: then the first
 	// row has passed, and no later row can end before the signal.
-	sc := bufio.NewScanner(out)
-	var seen []string
-	for passes := 0; passes < 2 && sc.Scan(); {
-		line := sc.Text()
-		seen = append(seen, line)
+	for passes := 0; passes < 2; {
+		line, ok := live.next()
+		if !ok {
+			break
+		}
 		switch {
 		case strings.HasPrefix(line, "PASS  Acquire on an empty realm"):
 			passes++
 		case strings.HasPrefix(line, "PASS") || strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "N/E") || strings.HasPrefix(line, "SKIP"):
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("a row other than acquire-empty passed, or a spec did not pass, before the interrupt:\n%s", strings.Join(seen, "\n"))
+			live.cmd.Process.Kill()
+			live.cmd.Wait()
+			t.Fatalf("a row other than acquire-empty passed, or a spec did not pass, before the interrupt:\n%s", live.stdout())
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-	}
-	err = cmd.Wait()
-	stdout := strings.Join(seen, "\n")
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1\n%s\n%s", err, stdout, errb.String())
-	}
-	if !strings.Contains(errb.String(), "interrupted") {
-		t.Errorf("stderr does not say the run was interrupted:\n%s", errb.String())
+	stdout := live.interruptExitsOne(t)
+	if !strings.Contains(live.stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", live.stderr.String())
 	}
 	if !strings.Contains(stdout, "\nINTERRUPTED, NO VERDICT: ") {
 		t.Errorf("stdout does not say the run was interrupted, with no verdict:\n%s", stdout)
@@ -497,7 +475,7 @@ func TestInterruptWritesReports(t *testing.T) {
 	if !run.Interrupted {
 		t.Error("report.json does not mark the run interrupted")
 	}
-	c := (&reports.Run{Rows: run.Selected()}).Counts()
+	c := run.Counts()
 	if c[reports.StatusNotRun] == 0 || c[reports.StatusPassed] != 1 || c[reports.StatusFailed] != 0 {
 		t.Errorf("selected rows' counts %v: want acquire-empty passed before the interrupt, none failed, the rest not run", c)
 	}
@@ -1395,4 +1373,64 @@ func TestReportsThatCannotBeWrittenExitTwo(t *testing.T) {
 	if es, _ := os.ReadDir(mnt); len(es) != 0 {
 		t.Errorf("a failed write left %v", es)
 	}
+}
+
+// liveRun is a command running in the background, its stdout read line by
+// line as the test needs it.
+type liveRun struct {
+	cmd    *exec.Cmd
+	sc     *bufio.Scanner
+	seen   []string
+	stderr bytes.Buffer
+}
+
+// startLive starts the command with args, without the caller's CONFORM_*
+// variables, in a directory of its own.
+func startLive(t *testing.T, args ...string) *liveRun {
+	t.Helper()
+	l := &liveRun{cmd: exec.Command(binary, args...)}
+	l.cmd.Dir = t.TempDir()
+	l.cmd.Env = withoutConformEnv()
+	l.cmd.Stderr = &l.stderr
+	out, err := l.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l.sc = bufio.NewScanner(out)
+	return l
+}
+
+// next returns the next line of stdout; false once it has ended.
+func (l *liveRun) next() (string, bool) {
+	if !l.sc.Scan() {
+		return "", false
+	}
+	l.seen = append(l.seen, l.sc.Text())
+	return l.sc.Text(), true
+}
+
+// stdout returns the lines read so far.
+func (l *liveRun) stdout() string { return strings.Join(l.seen, "\n") }
+
+// interruptExitsOne sends SIGINT, reads the rest of stdout, and fails the
+// test unless the command exits with code 1. It returns the whole stdout.
+func (l *liveRun) interruptExitsOne(t *testing.T) string {
+	t.Helper()
+	if err := l.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, ok := l.next(); !ok {
+			break
+		}
+	}
+	err := l.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s\n%s", err, l.stdout(), l.stderr.String())
+	}
+	return l.stdout()
 }

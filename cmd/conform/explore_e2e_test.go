@@ -1,14 +1,9 @@
 package main_test
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/conform-spi/conform/harness"
@@ -174,40 +169,17 @@ func TestExploreCommandWritesReports(t *testing.T) {
 // the run is marked interrupted.
 func TestExploreInterruptWritesReports(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "explore", "--histories", "100000000", "--report-dir", dir)
-	cmd.Dir = t.TempDir()
-	cmd.Env = withoutConformEnv()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	var seen []string
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-		if strings.HasPrefix(sc.Text(), "explore: ") {
+	live := startLive(t, "explore", "--histories", "100000000", "--report-dir", dir)
+	for {
+		line, ok := live.next()
+		if !ok || strings.HasPrefix(line, "explore: ") {
 			break
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1\n%s\n%s", err, strings.Join(seen, "\n"), errb.String())
-	}
+	stdout := live.interruptExitsOne(t)
 	run, err := harness.ReadReport(dir)
 	if err != nil {
-		t.Fatalf("no report after an interrupt: %v\n%s", err, strings.Join(seen, "\n"))
+		t.Fatalf("no report after an interrupt: %v\n%s", err, stdout)
 	}
 	if !run.Interrupted {
 		t.Error("report.json does not mark the run interrupted")
