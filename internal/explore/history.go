@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // Op names what an event did.
@@ -172,6 +173,26 @@ type History struct {
 	Lease time.Duration `json:"lease,omitempty"`
 	// Events are the operations, in the order of their Call.
 	Events []Event `json:"events"`
+}
+
+// Racy reports whether two replays of h may differ for a store that
+// answers the same calls the same way: two of its operations overlap (the
+// scheduler picks how they interleave), a call never returned, or a
+// commit is killed in flight (the kill races the store's work). A
+// history that is not racy replays the same way every time.
+func (h *History) Racy() bool {
+	for i := range h.Events {
+		e := &h.Events[i]
+		if !e.Returned() || (i > 0 && h.Events[i-1].Return > e.Call) {
+			return true
+		}
+		for _, f := range e.Faults {
+			if f.Layer == "wrapper" && f.Site == faults.InFlight.String() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Text returns the history one event a line, as String renders each.
