@@ -74,6 +74,7 @@ var covItems = []Item{
 	{ID: "fault/crash-" + "commit-locked", Group: GroupFaults, What: "a commit crashed in the store at commit-locked", InStore: true},
 	{ID: "fault/crash-" + "commit-before-point", Group: GroupFaults, What: "a commit crashed in the store at commit-before-point", InStore: true},
 	{ID: "fault/crash-" + "commit-after-point", Group: GroupFaults, What: "a commit crashed in the store at commit-after-point", InStore: true},
+	{ID: "peek/held", Group: GroupFaults, What: "a load answered while a commit was held at an in-store site, the commit crashed after it", InStore: true},
 	{ID: "race/same-scope", Group: GroupRaces, What: "two processes' commits to one scope in flight at once"},
 	{ID: "race/same-version", Group: GroupRaces, What: "two processes' commits claiming one version of a scope in flight at once"},
 	{ID: "race/commit-acquire", Group: GroupRaces, What: "a commit in flight while another process acquired the fence"},
@@ -126,6 +127,9 @@ func (c *Coverage) inc(id string) { c.Counts[id]++ }
 
 // event counts what one event reached on its own.
 func (c *Coverage) event(e *Event) {
+	if e.Inside != "" && e.Op == OpLoad && e.Returned() && e.Err == "" && !e.Lost && !e.NotSent {
+		c.inc("peek/held")
+	}
 	for _, f := range e.Faults {
 		c.inc("fault/" + f.String())
 		switch {

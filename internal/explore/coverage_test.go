@@ -122,9 +122,12 @@ func TestCoverageFaults(t *testing.T) {
 		// A crash armed at a site the store never calls: the commit
 		// answers, and the site is not reached.
 		Event{Proc: 0, Op: OpCommit, Batch: create("c6", 1, sb), Faults: []Fault{{Layer: "instore", Site: "commit-after-point", Kind: "crash"}}},
+		// A peek inside c5 that answered, and one inside c6 that failed.
+		Event{Proc: 1, Op: OpLoad, Scope: &sa, Inside: "c5"},
+		Event{Proc: 1, Op: OpLoad, Scope: &sb, Inside: "c6", Err: hoststore.ErrKindUnavailable},
 	)
 	c := CoverageOf([]*History{h})
-	for _, id := range []string{"fault/kill-before-send", "fault/kill-in-flight", "fault/kill-answer-lost", "fault/indeterminate", "fault/crash-commit-locked"} {
+	for _, id := range []string{"fault/kill-before-send", "fault/kill-in-flight", "fault/kill-answer-lost", "fault/indeterminate", "fault/crash-commit-locked", "peek/held"} {
 		if c.Counts[id] != 1 {
 			t.Errorf("%s: %d, want 1", id, c.Counts[id])
 		}

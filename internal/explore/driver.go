@@ -147,7 +147,7 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 	if first == nil {
 		return nil, errors.New("open returned no handle and no error")
 	}
-	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1)}
+	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1), procs: p.procs}
 	h := &History{Seed: seed, Procs: p.procs, Lease: first.FenceTiming().Lease()}
 	if k, ok := first.(hoststore.Killer); ok {
 		k.Kill()
@@ -171,6 +171,13 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 		// sent stays recorded as never returned.
 	}
 	for _, pr := range procs {
+		if o := pr.obs; o != nil {
+			h.Procs++
+			h.Observers++
+			o.mu.Lock()
+			h.Events = append(h.Events, o.events...)
+			o.mu.Unlock()
+		}
 		pr.mu.Lock()
 		h.Events = append(h.Events, pr.events...)
 		pr.mu.Unlock()
@@ -187,6 +194,7 @@ type driver struct {
 	realm   hoststore.HostStoreFactory
 	cfg     Config
 	run     uint64
+	procs   int // processes generated
 	clock   atomic.Int64
 	handles atomic.Int64
 
@@ -218,7 +226,8 @@ type proc struct {
 	handle int
 	token  hoststore.FenceToken
 	view   map[hoststore.ScopeRef]*belief
-	n      int // batches made
+	n      int   // batches made
+	obs    *proc // peeks inside this process's held commits (observer)
 
 	mu     sync.Mutex // guards events against the driver's read after a timeout
 	events []Event
@@ -281,6 +290,11 @@ func recordCommitLoss(e *Event, err error, fs []Fault) {
 }
 
 func (p *proc) run(ctx context.Context, steps int) {
+	defer func() {
+		if p.obs != nil {
+			p.obs.kill()
+		}
+	}()
 	if !p.open(ctx) {
 		return
 	}
@@ -336,7 +350,7 @@ func (p *proc) do(ctx context.Context, s step) {
 	case stepAcquire:
 		p.acquire(ctx)
 	case stepRenew:
-		p.renew(ctx)
+		p.renew(ctx, p.token)
 	case stepLapse:
 		i := p.begin(Event{Op: OpLapse})
 		err := p.d.realm.LapseFenceLeases(ctx)
@@ -393,11 +407,12 @@ func (p *proc) acquire(ctx context.Context) {
 	}
 }
 
-func (p *proc) renew(ctx context.Context) {
-	i := p.begin(Event{Op: OpRenew, Token: p.token})
-	err := p.h.RenewFence(ctx, p.token)
+// renew renews tok, the handle's token or one a batch carried.
+func (p *proc) renew(ctx context.Context, tok hoststore.FenceToken) {
+	i := p.begin(Event{Op: OpRenew, Token: tok})
+	err := p.h.RenewFence(ctx, tok)
 	p.end(i, err, nil)
-	if hoststore.KindOf(err) == hoststore.ErrKindFencedOut && p.ch.pct(50) {
+	if hoststore.KindOf(err) == hoststore.ErrKindFencedOut && tok == p.token && p.ch.pct(50) {
 		p.token = 0 // a writer stops; the other half goes on with its stale token
 	}
 }
@@ -520,8 +535,15 @@ func (p *proc) commit(ctx context.Context, b *Batch, fs []Fault) {
 				bl.live, bl.version = true, *ce.Current
 			}
 		}
-	case k == hoststore.ErrKindFencedOut && p.ch.pct(50):
-		p.token = 0
+	case k == hoststore.ErrKindFencedOut:
+		// Half the writers stop; the other half check their lease
+		// with a renew of the token the commit was refused for, as a
+		// writer that doubts its fence does.
+		if p.ch.pct(50) {
+			p.token = 0
+		} else {
+			p.renew(ctx, b.Token)
+		}
 	}
 }
 
@@ -549,9 +571,73 @@ func (p *proc) faultCommit(ctx context.Context) {
 		if p.ch.pct(25) {
 			pass = 2
 		}
+		// Half the crashes peek first: held at the site, the commit
+		// waits while another process of the same realm loads one of its
+		// scopes, and crashes once the load returned. What a store shows
+		// of a batch before its commit point is seen there.
+		peek := p.ch.pct(50)
+		scope := b.Updates[p.ch.rng.IntN(len(b.Updates))].Scope
+		if peek && p.observer().h == nil {
+			// Opened before the hold: an open may take the locks the
+			// held commit holds (a schema check in a write transaction).
+			peek = p.observer().open(ctx)
+		}
 		hold := faults.HoldAtPass(site, pass, func(c hoststore.CommitID) bool { return c == id })
-		hold.Crash()
+		stop := make(chan struct{})
+		var peeked sync.WaitGroup
+		if peek {
+			peeked.Add(1)
+			go func() {
+				defer peeked.Done()
+				select {
+				case <-hold.Arrived():
+					p.observer().peek(ctx, scope, id)
+				case <-stop:
+				}
+				hold.Crash()
+			}()
+		} else {
+			hold.Crash()
+		}
 		p.commit(ctx, b, []Fault{{Layer: "instore", Site: string(site), Kind: "crash", Pass: pass}})
+		close(stop)
+		peeked.Wait()
 		hold.Disarm()
+	}
+}
+
+// PeekBound bounds how long a commit held for a peek waits for the peek's
+// load: a store may block loads while a commit is in progress, and then
+// the commit crashes at the bound, the load still running. A store that
+// does not block loads never reaches it, so it does not make a history
+// depend on time.
+const PeekBound = 2 * time.Second
+
+// observer returns the process that peeks inside p's held commits: a
+// process of its own, numbered after every generated one, with its own
+// handle, opened at its first peek.
+func (p *proc) observer() *proc {
+	if p.obs == nil {
+		p.obs = &proc{d: p.d, id: p.d.procs + p.id, view: map[hoststore.ScopeRef]*belief{}}
+	}
+	return p.obs
+}
+
+// peek loads s inside commit id, held at its site, and returns when the
+// load returned or PeekBound passed.
+func (p *proc) peek(ctx context.Context, s hoststore.ScopeRef, id hoststore.CommitID) {
+	i := p.begin(Event{Op: OpLoad, Scope: hoststore.Ptr(s), Inside: id})
+	done, st := make(chan struct{}), p.h
+	go func() {
+		defer close(done)
+		h, err := st.LoadHead(ctx, s)
+		p.end(i, err, func(e *Event) { e.Head = h })
+	}()
+	t := time.NewTimer(PeekBound)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }

@@ -36,15 +36,21 @@ const (
 )
 
 // weights of the steps, in the order above: commits and reads dominate.
-var stepWeights = [nSteps]int{stepAcquire: 5, stepRenew: 4, stepLapse: 2, stepLoad: 14, stepList: 7, stepRead: 12,
+var stepWeights = [nSteps]int{stepAcquire: 5, stepRenew: 6, stepLapse: 2, stepLoad: 13, stepList: 7, stepRead: 12,
 	stepCommit: 32, stepResend: 6, stepFaultCommit: 9, stepKill: 4}
 
 var poolNames = []hoststore.ScopeName{"a", "b", "c", "d", "e", "f"}
 
+// oddNames are names a quarter of the histories draw from instead: names
+// that differ only by a trailing space, and names whose order by UTF-8
+// bytes (which listings follow) is not their order by UTF-16 code units
+// (U+FF61 sorts before U+1F600 in bytes, after it in UTF-16).
+var oddNames = []hoststore.ScopeName{"a", "a ", "b", "\uff61", "\U0001F600", "\u00e9"}
+
 // newPlan draws a history's shape from seed: 1 to maxProcs processes, a
 // length from a few operations to maxOps (short ones common, long ones
-// regular), and a pool of 2 to 5 scopes over one or two kinds, so that
-// batches collide often.
+// regular), and a pool of 2 to 5 scopes over one or two kinds (Session,
+// and one of the others half the time), so that batches collide often.
 func newPlan(seed uint64, maxOps, maxProcs int) plan {
 	rng := rand.New(rand.NewPCG(seed, 0x6578706c6f7265))
 	p := plan{seed: seed, procs: 1 + rng.IntN(max(maxProcs, 1))}
@@ -67,11 +73,15 @@ func newPlan(seed uint64, maxOps, maxProcs int) plan {
 	}
 	kinds := []hoststore.ScopeKind{hoststore.KindSession}
 	if rng.IntN(2) == 0 {
-		kinds = append(kinds, hoststore.KindRecord)
+		kinds = append(kinds, hoststore.AllKinds[1+rng.IntN(len(hoststore.AllKinds)-1)])
+	}
+	names := poolNames
+	if rng.IntN(4) == 0 {
+		names = oddNames
 	}
 	n := 2 + rng.IntN(4)
-	for _, i := range rng.Perm(len(poolNames))[:n] {
-		p.pool = append(p.pool, hoststore.ScopeRef{Kind: kinds[rng.IntN(len(kinds))], Name: poolNames[i]})
+	for _, i := range rng.Perm(len(names))[:n] {
+		p.pool = append(p.pool, hoststore.ScopeRef{Kind: kinds[rng.IntN(len(kinds))], Name: names[i]})
 	}
 	return p
 }

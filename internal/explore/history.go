@@ -145,6 +145,11 @@ type Event struct {
 	NotSent bool `json:"notSent,omitempty"`
 	// Faults lists what was injected into this call.
 	Faults []Fault `json:"faults,omitempty"`
+	// Inside names the commit this call was made inside of: a peek,
+	// called while that commit was held at the in-store site of its crash
+	// fault, which crashes it once the peek has returned (or PeekBound
+	// has passed).
+	Inside hoststore.CommitID `json:"inside,omitempty"`
 }
 
 // Returned reports whether the call returned.
@@ -165,8 +170,11 @@ func (e *Event) Unknown() bool {
 type History struct {
 	// Seed is the seed the history was generated from.
 	Seed uint64 `json:"seed"`
-	// Procs is how many processes ran concurrently.
+	// Procs is how many processes ran concurrently, observers included.
 	Procs int `json:"procs"`
+	// Observers counts the processes that only peeked inside held
+	// commits; the generator numbers them after the others.
+	Observers int `json:"observers,omitempty"`
 	// Lease is the lease the store declared (FenceTiming().Lease()); the
 	// checker bounds Held.Remaining and SupersededLease by it. Zero skips
 	// those bounds.
@@ -178,13 +186,21 @@ type History struct {
 // Racy reports whether two replays of h may differ for a store that
 // answers the same calls the same way: two of its operations overlap (the
 // scheduler picks how they interleave), a call never returned, or a
-// commit is killed in flight (the kill races the store's work). A
-// history that is not racy replays the same way every time.
+// commit is killed in flight (the kill races the store's work). A peek
+// overlapping the commit it was made inside of is no race: the replay
+// holds the commit at its site until the peek returns. A history that is
+// not racy replays the same way every time.
 func (h *History) Racy() bool {
 	for i := range h.Events {
 		e := &h.Events[i]
-		if !e.Returned() || (i > 0 && h.Events[i-1].Return > e.Call) {
+		if !e.Returned() {
 			return true
+		}
+		for j := range i {
+			o := &h.Events[j]
+			if o.Return > e.Call && !(e.Inside != "" && o.Op == OpCommit && o.Batch != nil && o.Batch.ID == e.Inside) {
+				return true
+			}
 		}
 		for _, f := range e.Faults {
 			if f.Layer == "wrapper" && f.Site == faults.InFlight.String() {
@@ -232,6 +248,9 @@ func (e *Event) String() string {
 	}
 	for _, f := range e.Faults {
 		sb.WriteString(" !" + f.String())
+	}
+	if e.Inside != "" {
+		sb.WriteString(" (inside held " + strconv.Quote(string(e.Inside)) + ")")
 	}
 	sb.WriteString(" → ")
 	sb.WriteString(e.answerText())

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -81,6 +82,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 			}
 		}
 	}
+	peeks := peeksOf(src)
 	ctx, cancel := context.WithTimeout(ctx, cfg.HistoryTimeout)
 	defer cancel()
 	first, err := realm.Open(ctx)
@@ -90,7 +92,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 	if first == nil {
 		return nil, errors.New("open returned no handle and no error")
 	}
-	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
+	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), peeks: peeks, tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
 		batches: map[hoststore.CommitID]*Batch{}, sent: map[hoststore.CommitID]hoststore.CommitID{}}
 	out := &History{Seed: h.Seed, Lease: first.FenceTiming().Lease()}
 	if k, ok := first.(hoststore.Killer); ok {
@@ -107,6 +109,21 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 		}
 	}
 	out.Procs = len(ids)
+	observer := map[int]bool{}
+	for i := range src {
+		e := &src[i]
+		if _, seen := observer[e.Proc]; !seen {
+			observer[e.Proc] = true
+		}
+		if e.Inside == "" && e.Op != OpOpen && e.Op != OpKill && e.Op != OpClose {
+			observer[e.Proc] = false
+		}
+	}
+	for _, ob := range observer {
+		if ob {
+			out.Observers++
+		}
+	}
 	played := make([]Event, len(src))
 	started := make([]chan struct{}, len(src))
 	done := make([]chan struct{}, len(src))
@@ -138,6 +155,15 @@ dispatch:
 			select {
 			case <-done[j]:
 				waited[j] = true
+			case <-ctx.Done():
+				break dispatch
+			}
+		}
+		if ps := peeks[src[i].Inside]; src[i].Inside != "" && ps != nil {
+			// A peek waits for its commit to be held at the site (or
+			// to have ended without getting there).
+			select {
+			case <-ps.arrived:
 			case <-ctx.Done():
 				break dispatch
 			}
@@ -189,7 +215,8 @@ func cmpInt64(a, b int64) int {
 // replayer is what a replay's processes share.
 type replayer struct {
 	realm   hoststore.HostStoreFactory
-	suffix  string // appended to every commit id sent
+	suffix  string                            // appended to every commit id sent
+	peeks   map[hoststore.CommitID]*peekState // read only once set
 	clock   atomic.Int64
 	handles atomic.Int64
 
@@ -282,8 +309,11 @@ func (p *rproc) finish(ctx context.Context) {
 func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done chan struct{}) {
 	r := p.r
 	defer close(done)
+	if ps := r.peeks[e.Inside]; e.Inside != "" && ps != nil {
+		defer ps.returned()
+	}
 	ev := Event{Proc: p.id, Op: e.Op, Mode: e.Mode, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
-		Faults: slices.Clone(e.Faults)}
+		Faults: slices.Clone(e.Faults), Inside: e.Inside}
 	var (
 		built *hoststore.CommitBatch
 		err   error
@@ -399,7 +429,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 		rows, err = p.h.ReadRows(ctx, *e.Scope, e.From, e.Limit)
 		end(func(o *Event) { o.Rows = rows })
 	case OpCommit:
-		disarm := inject(p.h, ev.Faults, built.CommitID())
+		disarm := inject(p.h, ev.Faults, built.CommitID(), r.peeks[e.Batch.ID])
 		begin()
 		err = p.h.Commit(ctx, built)
 		end(func(o *Event) { recordCommitLoss(o, err, ev.Faults) })
@@ -410,9 +440,51 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 	}
 }
 
+// peekState is what a replay knows of a commit that was peeked inside:
+// how many of its peeks are still to return, and whether it got to its
+// site.
+type peekState struct {
+	pending  atomic.Int32
+	arrived  chan struct{} // closed when the commit is held, or ended
+	arriveMu sync.Once
+	allDone  chan struct{} // closed when every peek returned
+}
+
+func (ps *peekState) arrive() { ps.arriveMu.Do(func() { close(ps.arrived) }) }
+
+func (ps *peekState) returned() {
+	if ps.pending.Add(-1) == 0 {
+		close(ps.allDone)
+	}
+}
+
+// peeksOf returns, for each commit of src with an in-store crash that
+// events of src were made inside of, the state its replay keeps.
+func peeksOf(src []Event) map[hoststore.CommitID]*peekState {
+	crashes := map[hoststore.CommitID]bool{}
+	out := map[hoststore.CommitID]*peekState{}
+	for i := range src {
+		e := &src[i]
+		if e.Inside != "" && crashes[e.Inside] {
+			ps := out[e.Inside]
+			if ps == nil {
+				ps = &peekState{arrived: make(chan struct{}), allDone: make(chan struct{})}
+				out[e.Inside] = ps
+			}
+			ps.pending.Add(1)
+		}
+		if e.Op == OpCommit && e.Batch != nil && slices.ContainsFunc(e.Faults, func(f Fault) bool { return f.Layer == "instore" && f.Kind == "crash" }) {
+			crashes[e.Batch.ID] = true
+		}
+	}
+	return out
+}
+
 // inject sets up the recorded faults of a commit of id on h, as the
 // driver's faultCommit does, and returns what undoes what is left of them.
-func inject(h *faults.Store, fs []Fault, id hoststore.CommitID) func() {
+// A commit peeked inside (ps not nil) is held at its crash's site until
+// its peeks returned or PeekBound passed, and crashes then.
+func inject(h *faults.Store, fs []Fault, id hoststore.CommitID, ps *peekState) func() {
 	match := func(c *hoststore.CommitBatch) bool { return c.CommitID() == id }
 	var undo []func()
 	for _, f := range fs {
@@ -438,7 +510,26 @@ func inject(h *faults.Store, fs []Fault, id hoststore.CommitID) func() {
 				continue
 			}
 			hold := faults.HoldAtPass(site, max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
-			if f.Kind == "crash" {
+			switch {
+			case f.Kind == "crash" && ps != nil:
+				stop, watched := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(watched)
+					select {
+					case <-hold.Arrived():
+						ps.arrive()
+						t := time.NewTimer(PeekBound)
+						defer t.Stop()
+						select {
+						case <-ps.allDone:
+						case <-t.C:
+						}
+					case <-stop:
+					}
+					hold.Crash()
+				}()
+				undo = append(undo, func() { close(stop); <-watched; ps.arrive() })
+			case f.Kind == "crash":
 				hold.Crash()
 			}
 			undo = append(undo, hold.Disarm)

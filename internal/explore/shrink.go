@@ -224,6 +224,7 @@ func serial(h *History, order int) *History {
 		slices.SortStableFunc(c.Events, func(a, b Event) int { return cmpInt64(end(&a), end(&b)) })
 	}
 	for i := range c.Events {
+		c.Events[i].Inside = "" // one after the other, nothing is inside
 		c.Events[i].Call = int64(2*i + 1)
 		if c.Events[i].Returned() {
 			c.Events[i].Return = int64(2*i + 2)

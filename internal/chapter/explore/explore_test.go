@@ -95,9 +95,21 @@ func TestCanaryFailsNamingAnObligationAndReplays(t *testing.T) {
 		t.Errorf("trail is not the repro line then the history, one event a line: %q", f.Trail[:min(len(f.Trail), 3)])
 	}
 
-	i := slices.IndexFunc(simplest, func(o xp.HistoryFinding) bool { return o.History.Procs == 1 && !o.History.Racy() })
+	// A history of one process that is not racy: from this run, or else
+	// from a run of a later seed.
+	oneProc := func(o xp.HistoryFinding) bool { return o.History.Procs-o.History.Observers == 1 && !o.History.Racy() }
+	i := slices.IndexFunc(simplest, oneProc)
+	for seed := uint64(4); i < 0 && seed < 12; seed++ {
+		cfg.Seed = seed
+		out, err = explore.Play(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		simplest = explore.Simplest(out.Failed)
+		i = slices.IndexFunc(simplest, oneProc)
+	}
 	if i < 0 {
-		t.Fatalf("none of the %d failed histories has one process and no kill in flight", len(out.Failed))
+		t.Fatalf("no seed from 3 to 11 failed a history of one process that is not racy")
 	}
 	one := simplest[i]
 	only := one.Index
