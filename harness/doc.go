@@ -31,14 +31,12 @@
 //
 // # The exploration chapter
 //
-// The exploration chapter (chapter:explore) is off by default: WithExplore,
-// CONFORM_EXPLORE_HISTORIES or `conform run --explore-histories N` turn it
-// on, and `conform explore` runs it alone as a campaign. Its checker
-// reports, on two of the real stores, behaviour the contract allows or
-// does not speak to (a clash resolved at load by a later batch pushing out
-// an earlier visible one; LapseFenceLeases racing an AcquireFence in
-// flight), so a default run would not certify them. A repro that names a
-// history (hist=N) turns the chapter on and plays that history alone.
+// The exploration chapter (chapter:explore) runs by default with
+// DefaultExploreHistories histories. WithExplore, CONFORM_EXPLORE_HISTORIES
+// or `conform run --explore-histories N` set another budget; WithoutExplore,
+// CONFORM_EXPLORE_HISTORIES=0 or `--explore-histories 0` leave it out.
+// `conform explore` runs it alone as a campaign. A repro that names a
+// history (hist=N) plays that history alone.
 //
 // # Signals and output
 //

@@ -41,24 +41,36 @@ func TestReproHistRoundTrips(t *testing.T) {
 	}
 }
 
-// TestExploreSettings: the chapter is off by default, on with WithExplore
-// (0 taking the default budget) or CONFORM_EXPLORE_HISTORIES, and a
+// TestExploreSettings: the chapter is on by default with the default
+// budget; WithExplore and CONFORM_EXPLORE_HISTORIES set another budget,
+// WithoutExplore and CONFORM_EXPLORE_HISTORIES=0 leave it out, and a
 // repro's hist= turns it on to play that history alone.
 func TestExploreSettings(t *testing.T) {
-	off, err := resolveEnv(nil, envOf(nil))
+	def, err := resolveEnv(nil, envOf(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exploring(off.Options) || off.Explore != 0 || off.ExploreHist != nil {
-		t.Fatalf("the exploration chapter is on by default: %+v", off.Options)
+	if !exploring(def.Options) || def.exploreBudget() != DefaultExploreHistories || def.ExploreHist != nil || !strings.Contains(def.header(), "exploration 300 histories") {
+		t.Fatalf("the exploration chapter is not on by default with %d histories: %+v, header %q", DefaultExploreHistories, def.Options, def.header())
+	}
+	if c := chapterConfig(def.Options, nil); c.Explore.Histories != DefaultExploreHistories {
+		t.Errorf("the chapter is given %d histories by default", c.Explore.Histories)
 	}
 	on, _ := resolveEnv([]Option{WithExplore(0)}, envOf(nil))
-	if !exploring(on.Options) || on.Explore != DefaultExploreHistories || !strings.Contains(on.header(), "exploration 300 histories") {
-		t.Errorf("WithExplore(0): %d histories, header %q", on.Explore, on.header())
+	if !exploring(on.Options) || on.exploreBudget() != DefaultExploreHistories {
+		t.Errorf("WithExplore(0): %d histories, header %q", on.exploreBudget(), on.header())
+	}
+	off, _ := resolveEnv([]Option{WithoutExplore()}, envOf(nil))
+	if exploring(off.Options) || off.exploreBudget() != 0 || !strings.Contains(off.header(), "exploration left out") {
+		t.Errorf("WithoutExplore: exploring %v, %d histories, header %q", exploring(off.Options), off.exploreBudget(), off.header())
+	}
+	envOff, _ := resolveEnv([]Option{WithExplore(40)}, envOf(map[string]string{EnvExplore: "0"}))
+	if exploring(envOff.Options) {
+		t.Errorf("%s=0 over WithExplore(40) still explores", EnvExplore)
 	}
 	fromEnv, err := resolveEnv([]Option{WithExplore(5)}, envOf(map[string]string{EnvExplore: "40"}))
-	if err != nil || fromEnv.Explore != 40 {
-		t.Errorf("%s=40 over WithExplore(5): %d histories, %v", EnvExplore, fromEnv.Explore, err)
+	if err != nil || fromEnv.exploreBudget() != 40 {
+		t.Errorf("%s=40 over WithExplore(5): %d histories, %v", EnvExplore, fromEnv.exploreBudget(), err)
 	}
 	if _, err := resolveEnv(nil, envOf(map[string]string{EnvExplore: "-3"})); err == nil {
 		t.Errorf("%s=-3 accepted", EnvExplore)

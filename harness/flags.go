@@ -92,7 +92,7 @@ func (f *runFlags) merge(given map[string]bool, repro *Repro, e env) ([]string, 
 			return nil, fmt.Errorf("%s=%q conflicts with --report-dir %q", EnvReportDir, e.reportDir, f.reportDir)
 		}
 	}
-	if e.explore > 0 {
+	if e.explore >= 0 {
 		switch {
 		case !given["explore-histories"]:
 			f.explore = e.explore

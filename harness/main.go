@@ -186,7 +186,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
-	fs.IntVar(&f.explore, "explore-histories", 0, fmt.Sprintf("run the exploration chapter (chapter:explore, off by default) with N randomized histories of at most %d operations each; %d is its usual budget (or $%s)", explore.MaxOps, DefaultExploreHistories, EnvExplore))
+	fs.IntVar(&f.explore, "explore-histories", DefaultExploreHistories, fmt.Sprintf("the exploration chapter's budget (chapter:explore): N randomized histories of at most %d operations each; 0 leaves the chapter out (or $%s)", explore.MaxOps, EnvExplore))
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -250,9 +250,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if _, err := fencesCommand(f.fences); err != nil {
 		return refuse(stderr, name, "--%v", err)
 	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: f.explore, ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
 		if !exploreOn(f) && selectsExplore(filter) {
-			err = fmt.Errorf("%v; the exploration chapter is off unless --explore-histories N turns it on", err)
+			err = fmt.Errorf("%v; --explore-histories 0 left the exploration chapter out", err)
 		}
 		return refuse(stderr, name, "%v", err)
 	}
@@ -267,9 +267,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if *keepRealms {
 		opts = append(opts, WithKeepRealms())
 	}
-	if f.explore > 0 {
-		opts = append(opts, WithExplore(f.explore))
-	}
+	opts = append(opts, func(o *Options) { o.Explore = exploreOption(f.explore) })
 	if f.hist != nil {
 		opts = append(opts, withExploreHist(*f.hist))
 	}
@@ -281,6 +279,15 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		note = "; from the environment: " + strings.Join(fromEnv, ", ")
 	}
 	return c.certify(name, newRealm, f, note, opts, nil, stdout, stderr)
+}
+
+// exploreOption returns Options.Explore for --explore-histories n: 0
+// leaves the chapter out.
+func exploreOption(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // exploreOn reports whether the flags turn the exploration chapter on.
@@ -516,7 +523,7 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 	for _, ch := range chapters() {
 		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
 		if ch.ID == explore.ID {
-			fmt.Fprintf(stdout, "  (off unless --explore-histories N turns it on, or 'conform explore'; %d histories of at most %d operations is its usual budget)\n", DefaultExploreHistories, explore.MaxOps)
+			fmt.Fprintf(stdout, "  (%d histories of at most %d operations by default; --explore-histories N sets another budget, 0 leaves it out; 'conform explore' runs long campaigns)\n", DefaultExploreHistories, explore.MaxOps)
 		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		for _, r := range ch.Rows() {

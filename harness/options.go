@@ -87,8 +87,9 @@ type Options struct {
 	WithoutInStoreFaults bool
 	// Result, when set, receives the run's report model after the run.
 	Result **reports.Run
-	// Explore runs the exploration chapter (label chapter:explore) with
-	// that many histories; 0 leaves it out (see WithExplore).
+	// Explore is the exploration chapter's budget (label
+	// chapter:explore) in histories: 0 takes DefaultExploreHistories, and
+	// a negative number leaves the chapter out (WithoutExplore).
 	Explore int
 	// ExploreHist, when not nil, plays that one history of the
 	// exploration chapter alone, as a repro's hist=N names it; it turns
@@ -109,22 +110,41 @@ type Options struct {
 // just judged when it failed.
 type ExploreStatus = chapter.ExploreStatus
 
-// DefaultExploreHistories is the exploration chapter's budget when
-// WithExplore is given 0: 300 histories of at most 200 operations each,
-// which the reference store plays and the checker judges in well under
-// 10 s (the SQLite and PostgreSQL stores take 15 to 25 s).
+// DefaultExploreHistories is the exploration chapter's budget unless an
+// option or CONFORM_EXPLORE_HISTORIES sets another: 300 histories of at
+// most 200 operations each, which the reference store plays and the
+// checker judges in under a second (the SQLite, append-only and
+// PostgreSQL stores take 7 to 15 s).
 const DefaultExploreHistories = explore.DefaultHistories
 
-// WithExplore turns the exploration chapter on, with histories histories
-// (0 or less: DefaultExploreHistories). The chapter is off by default; see
-// the package doc for why.
+// WithExplore sets the exploration chapter's budget to histories
+// histories (0 or less: DefaultExploreHistories). The chapter runs by
+// default; WithoutExplore leaves it out.
 func WithExplore(histories int) Option {
 	return func(o *Options) {
 		if histories <= 0 {
-			histories = DefaultExploreHistories
+			histories = 0
 		}
 		o.Explore = histories
 	}
+}
+
+// WithoutExplore leaves the exploration chapter out: its row is not
+// selected, and the verdict rests on the scripted chapters alone.
+func WithoutExplore() Option {
+	return func(o *Options) { o.Explore = -1 }
+}
+
+// exploreBudget returns the histories the exploration chapter plays: 0
+// when it is left out.
+func (o Options) exploreBudget() int {
+	switch {
+	case o.Explore < 0:
+		return 0
+	case o.Explore == 0:
+		return DefaultExploreHistories
+	}
+	return o.Explore
 }
 
 // WithExploreProgress gives f the exploration chapter's progress after
@@ -257,8 +277,8 @@ const (
 	EnvReportDir = "CONFORM_REPORT_DIR"
 	// EnvLabels is the label filter.
 	EnvLabels = "CONFORM_LABEL_FILTER"
-	// EnvExplore turns the exploration chapter on with that many
-	// histories, in decimal (WithExplore); 0 leaves the code's choice.
+	// EnvExplore sets the exploration chapter's budget in histories, in
+	// decimal (WithExplore); 0 leaves the chapter out (WithoutExplore).
 	EnvExplore = "CONFORM_EXPLORE_HISTORIES"
 )
 
@@ -269,14 +289,14 @@ type env struct {
 	reportDir string
 	labels    string
 	repro     *Repro
-	explore   int
+	explore   int // -1: not set; 0: the chapter left out
 }
 
 // readEnv reads the CONFORM_* variables through getenv. It refuses a
 // malformed value, and CONFORM_SEED or CONFORM_LABEL_FILTER set beside
 // CONFORM_REPRO to something else than the repro says, naming both.
 func readEnv(getenv func(string) string) (env, error) {
-	var e env
+	e := env{explore: -1}
 	if s := getenv(EnvSeed); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -364,8 +384,11 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 	if e.reportDir != "" {
 		s.ReportDir, s.reportDirFrom = e.reportDir, EnvReportDir
 	}
-	if e.explore > 0 {
+	switch {
+	case e.explore > 0:
 		s.Explore = e.explore
+	case e.explore == 0:
+		s.Explore = -1
 	}
 	if r := e.repro; r != nil {
 		s.Seed, s.seedFrom = r.Seed, EnvRepro
@@ -422,14 +445,14 @@ func (s settings) header() string {
 	if len(s.Failpoints) > 0 {
 		fps = strings.Join(s.Failpoints, " ")
 	}
-	explore := "off"
+	explore := "left out"
 	switch {
 	case s.ExploreHistory != "":
 		explore = "a shrunk history, replayed twice"
 	case s.ExploreHist != nil:
 		explore = fmt.Sprintf("history %d alone", *s.ExploreHist)
-	case s.Explore > 0:
-		explore = fmt.Sprintf("%d histories", s.Explore)
+	case s.exploreBudget() > 0:
+		explore = fmt.Sprintf("%d histories", s.exploreBudget())
 	}
 	return fmt.Sprintf("conform %s: store %s; seed %d (%s); label filter %s (%s); failpoints %s (%s); exploration %s; reports in %s (%s)",
 		Version, store, s.Seed, s.seedFrom, labels, s.labelsFrom, fps, s.failpointsFrom, explore, s.ReportDir, s.reportDirFrom)

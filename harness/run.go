@@ -227,7 +227,7 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		FencesDir:  o.FencesDir,
 		KeepRealms: o.KeepRealms,
 		Explore: chapter.ExploreConfig{
-			Histories: o.Explore,
+			Histories: o.exploreBudget(),
 			Only:      o.ExploreHist,
 			History:   o.ExploreHistory,
 			Repro: func(i int) string {

@@ -84,6 +84,16 @@ type CheckConfig struct {
 func Check(h *History, cfg CheckConfig) Verdict {
 	j := newJudge(h)
 	v := Verdict{Findings: j.direct(), Ops: len(j.ops)}
+	if hg := h.Hang; hg != nil {
+		// The history ended at the hang: the rest of it is cut short, so
+		// the hang is the headline.
+		what := "hang in " + OpTitle(hg.Op)
+		if hg.Op == OpKill {
+			what = "hang in a request abandoned in flight: its handle was killed, and it"
+		}
+		v.Findings = append([]Finding{{Obligation: chapter.ObErrors, Event: hg.Event,
+			Message: fmt.Sprintf("%s: no answer within the per-call bound of %s; the store ignores the context of a call it cannot answer", what, hg.Bound)}}, v.Findings...)
+	}
 	ops := j.operations()
 	model := j.porcupineModel()
 	res := porcupine.CheckOperationsTimeout(model, ops, cfg.Timeout)
@@ -99,6 +109,31 @@ func Check(h *History, cfg CheckConfig) Verdict {
 	_, info := porcupine.CheckOperationsVerbose(model, ops, cfg.Timeout)
 	v.Findings = append(v.Findings, j.diagnose(info.PartialLinearizations()))
 	return v
+}
+
+// opTitle returns the SPI's name of op.
+func OpTitle(op Op) string {
+	switch op {
+	case OpOpen:
+		return "Open"
+	case OpAcquire:
+		return "AcquireFence"
+	case OpRenew:
+		return "RenewFence"
+	case OpLoad:
+		return "LoadHead"
+	case OpList:
+		return "ListHeads"
+	case OpRead:
+		return "ReadRows"
+	case OpCommit:
+		return "Commit"
+	case OpLapse:
+		return "LapseFenceLeases"
+	case OpClose:
+		return "Close"
+	}
+	return string(op)
 }
 
 // direct returns the breaches that need no linearization, in event order.

@@ -39,6 +39,11 @@ type Config struct {
 	HistoryTimeout time.Duration
 	// Check bounds each history's check.
 	Check CheckConfig
+	// CallBound, when set, returns how long one call of op may take
+	// before it is a hang: the history ends there, its context cancelled,
+	// and History.Hang names the call. A commit held at an in-store site
+	// gets PeekBound more; a peek is bounded by PeekBound alone.
+	CallBound func(op Op) time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -147,7 +152,9 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 	if first == nil {
 		return nil, errors.New("open returned no handle and no error")
 	}
-	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1), procs: p.procs}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1), procs: p.procs, stop: stop, ctx: ctx}
 	h := &History{Seed: seed, Procs: p.procs, Lease: first.FenceTiming().Lease()}
 	if k, ok := first.(hoststore.Killer); ok {
 		k.Kill()
@@ -186,7 +193,58 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 	for i := range h.Events {
 		h.Events[i].ID = i
 	}
+	d.mu.Lock()
+	if hg := d.hang; hg != nil {
+		for i := range h.Events {
+			if h.Events[i].Call == hg.call {
+				hg.Event = i
+			}
+		}
+		h.Hang = &hg.Hang
+	}
+	d.mu.Unlock()
 	return h, nil
+}
+
+// Hang is a call that did not return within its bound (Config.CallBound).
+type Hang struct {
+	// Event is the call's event in the history.
+	Event int `json:"event"`
+	// Op is the operation, or kill for a request abandoned in flight
+	// that never finished after its handle was killed.
+	Op Op `json:"op"`
+	// Bound is how long it was given.
+	Bound time.Duration `json:"bound"`
+}
+
+type hang struct {
+	Hang
+	call int64 // the event's call, until events are numbered
+}
+
+// hung records that the call of event i of p, made at call, is still
+// running after bound, and ends the history. A call that returned in the
+// meantime is no hang.
+func (d *driver) hung(p *proc, i int, op Op, bound time.Duration) {
+	d.hungIf(p, i, op, bound, true)
+}
+
+// hungIf is hung; with running false, the event counts whether it
+// returned or not (a kill whose abandoned request never finished).
+func (d *driver) hungIf(p *proc, i int, op Op, bound time.Duration, running bool) {
+	p.mu.Lock()
+	returned := running && p.events[i].Returned()
+	call := p.events[i].Call
+	p.mu.Unlock()
+	if returned {
+		return
+	}
+	d.mu.Lock()
+	if d.hang == nil {
+		d.hang = &hang{Hang: Hang{Op: op, Bound: bound}, call: call}
+	}
+	d.mu.Unlock()
+	d.stop()
 }
 
 // driver is what a history's processes share.
@@ -195,11 +253,14 @@ type driver struct {
 	cfg     Config
 	run     uint64
 	procs   int // processes generated
+	ctx     context.Context // the history's
+	stop    context.CancelFunc
 	clock   atomic.Int64
 	handles atomic.Int64
 
 	mu   sync.Mutex
 	sent []*Batch // every batch sent so far, for resends
+	hang *hang    // the first call that hung
 }
 
 func (d *driver) remember(b *Batch) {
@@ -231,6 +292,7 @@ type proc struct {
 
 	mu     sync.Mutex // guards events against the driver's read after a timeout
 	events []Event
+	watch  *time.Timer // the hang watch of the call in flight
 }
 
 // begin records the call of e and returns its index.
@@ -240,13 +302,25 @@ func (p *proc) begin(e Event) int {
 	defer p.mu.Unlock()
 	e.Call = p.d.clock.Add(1)
 	p.events = append(p.events, e)
-	return len(p.events) - 1
+	i := len(p.events) - 1
+	if cb := p.d.cfg.CallBound; cb != nil && e.Inside == "" {
+		bound := cb(e.Op)
+		if len(e.Faults) > 0 && e.Faults[0].Layer == "instore" {
+			bound += PeekBound
+		}
+		p.watch = time.AfterFunc(bound, func() { p.d.hung(p, i, e.Op, bound) })
+	}
+	return i
 }
 
 // end records the return of event i and what came back.
 func (p *proc) end(i int, err error, fill func(*Event)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.watch != nil {
+		p.watch.Stop()
+		p.watch = nil
+	}
 	e := &p.events[i]
 	e.Return = p.d.clock.Add(1)
 	recordErr(e, err)
@@ -332,7 +406,18 @@ func (p *proc) kill() {
 	i := p.begin(Event{Op: OpKill})
 	p.h.Kill()
 	p.end(i, nil, nil)
-	_ = p.h.WaitAbandoned(context.Background())
+	wait, bound := p.d.ctx, time.Duration(0)
+	if cb := p.d.cfg.CallBound; cb != nil {
+		bound = cb(OpCommit)
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(wait, bound)
+		defer cancel()
+	}
+	if err := p.h.WaitAbandoned(wait); err != nil && wait.Err() != nil && p.d.ctx.Err() == nil {
+		// A request abandoned in flight still running after its bound:
+		// the store ignores the context of a call it cannot answer.
+		p.d.hungIf(p, i, OpKill, bound, false)
+	}
 	p.h = nil
 }
 

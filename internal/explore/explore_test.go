@@ -2,7 +2,9 @@ package explore
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
@@ -102,4 +104,32 @@ func TestCanariesFoundByExploration(t *testing.T) {
 			t.Logf("found after %d histories (%d operations); the canary breaks %s, the diagnosis names %s: %v", res.Histories, res.Ops, c.ob, f.Obligation, f)
 		})
 	}
+}
+
+// TestHangEndsTheHistory plays histories against a store whose eighth
+// commit never answers: with a per-call bound, the history ends at the
+// hang, names the commit, and the check's headline is the hang under
+// ob:errors. The bound is generous (1 s) against a store whose other
+// calls take microseconds.
+func TestHangEndsTheHistory(t *testing.T) {
+	bound := func(Op) time.Duration { return time.Second }
+	for i := range 50 {
+		h, err := Play(context.Background(), canary.NewFactory(canary.HangsCommit), HistorySeed(5, i), Config{CallBound: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Hang == nil {
+			continue
+		}
+		e := h.Events[h.Hang.Event]
+		if e.Op != OpCommit || e.Returned() || h.Hang.Bound != time.Second {
+			t.Fatalf("the hang names %s (returned %v, bound %s), want the commit that never returned", e.String(), e.Returned(), h.Hang.Bound)
+		}
+		v := Check(h, CheckConfig{})
+		if len(v.Findings) == 0 || v.Findings[0].Obligation != chapter.ObErrors || !strings.Contains(v.Findings[0].Message, "hang in Commit") || v.Findings[0].Event != h.Hang.Event {
+			t.Fatalf("the headline is %v, want the hang in Commit under ob:errors", v.Findings)
+		}
+		return
+	}
+	t.Fatal("no history of 50 reached the eighth commit")
 }

@@ -181,6 +181,9 @@ type History struct {
 	Lease time.Duration `json:"lease,omitempty"`
 	// Events are the operations, in the order of their Call.
 	Events []Event `json:"events"`
+	// Hang, when set, is the call that did not return within its bound;
+	// the history ended there.
+	Hang *Hang `json:"hang,omitempty"`
 }
 
 // Racy reports whether two replays of h may differ for a store that
