@@ -252,7 +252,7 @@ type driver struct {
 	realm   hoststore.HostStoreFactory
 	cfg     Config
 	run     uint64
-	procs   int // processes generated
+	procs   int             // processes generated
 	ctx     context.Context // the history's
 	stop    context.CancelFunc
 	clock   atomic.Int64
