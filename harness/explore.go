@@ -72,7 +72,7 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
 		note += ", shard " + sh.String()
 	}
-	if len(ledger) > 0 {
+	if *replay != "" {
 		opts = append(opts, WithLedger(ledger))
 		note += fmt.Sprintf(", %d failing histories of the ledger replayed first", len(ledger))
 	}
