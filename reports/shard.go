@@ -53,3 +53,39 @@ type LedgerEntry struct {
 	// Failed, for a replay from a ledger, is set when it failed again.
 	Failed bool `json:"failed,omitempty"`
 }
+
+// Campaign returns what the run was of an exploration campaign, in one
+// line: its shard (or how many shards it merges), the histories played
+// of the budget, those replayed from a ledger and how many failed again,
+// and the failing histories its own ledger holds. It returns "" for a run
+// that was no shard and ran no exploration.
+func (r *Run) Campaign() string {
+	var parts []string
+	switch {
+	case r.Shard != nil:
+		parts = append(parts, "shard "+r.Shard.String())
+	case r.MergedFrom > 0:
+		parts = append(parts, fmt.Sprintf("merged from %d shards", r.MergedFrom))
+	}
+	if x := r.Explore; x != nil {
+		parts = append(parts, fmt.Sprintf("%d histories of a budget of %d played", len(x.Seeds), x.Histories))
+		if len(x.Replayed) > 0 {
+			again := 0
+			for _, e := range x.Replayed {
+				if e.Failed {
+					again++
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%d replayed from a ledger first, %d of them failed again", len(x.Replayed), again))
+		}
+		parts = append(parts, fmt.Sprintf("%d failing histories in this report's ledger", len(x.Failed)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := parts[0]
+	for _, p := range parts[1:] {
+		s += "; " + p
+	}
+	return s
+}
