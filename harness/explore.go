@@ -68,7 +68,7 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, WithoutInStoreFaults())
 	}
 	note := fmt.Sprintf(", %d histories", f.explore)
-	if sh.Count > 1 {
+	if sh.Count > 0 {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
 		note += ", shard " + sh.String()
 	}

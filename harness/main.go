@@ -260,6 +260,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		}
 		return refuse(stderr, name, "%v", err)
 	}
+	if name == "reproduce" && *shardFlag != "" {
+		return refuse(stderr, name, "--shard %q: reproduce runs what one repro names, whole; shards are for run and explore", *shardFlag)
+	}
 	sh, filter, err := runShard(*shardFlag, filter, f)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
@@ -285,7 +288,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		opts = append(opts, func(o *Options) { o.ExploreHistory = f.history })
 	}
 	note := ""
-	if sh.Count > 1 {
+	if sh.Count > 0 {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
 		note = ", shard " + sh.String()
 	}

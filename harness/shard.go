@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -92,9 +90,10 @@ func shardFilter(f string, s reports.Shard, o Options) (string, error) {
 	return joinFilters(f, strings.Join(rows, " || ")), nil
 }
 
-// shardOf returns the run's shard for its report: nil when unsharded.
+// shardOf returns the run's shard for its report: nil when unsharded
+// (a shard 0/1 is recorded, so that a campaign of one shard merges).
 func shardOf(o Options) *reports.Shard {
-	if o.Shard.Count <= 1 {
+	if o.Shard.Count < 1 {
 		return nil
 	}
 	s := o.Shard
@@ -123,15 +122,7 @@ func exploration(r Report) *reports.Exploration {
 // holding one. Each seed comes once, in the report's order. A report
 // without an exploration holds no ledger and is refused.
 func ReadLedger(path string) ([]reports.LedgerEntry, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "report.json")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	run, err := reports.ReadJSON(f)
+	run, err := readReportAt(path)
 	if err != nil {
 		return nil, err
 	}

@@ -392,3 +392,22 @@ func TestReplayLedgerReplaysFailingHistoriesFirst(t *testing.T) {
 		t.Errorf("the shards replayed %d histories of the ledger's %d, %d failed again", len(replayed), len(want), failedAgain)
 	}
 }
+
+// TestOneShardCampaignMerges: a campaign of one shard (a Job of one
+// completion) records its shard, and merges alone.
+func TestOneShardCampaignMerges(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "shard-0")
+	if r := conform(t, "explore", "--histories", "300", "--shard", "0/1", "--report-dir", one); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if run := readRun(t, one); run.Shard == nil || *run.Shard != (reports.Shard{Index: 0, Count: 1}) || len(run.Explore.Seeds) != 300 {
+		t.Fatalf("shard %v, %d histories", run.Shard, len(run.Explore.Seeds))
+	}
+	if r := conform(t, "merge", one, "--report-dir", filepath.Join(dir, "merged")); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := conform(t, "reproduce", "--shard", "0/2", "v1;seed=1;row=kill"); r.code != 2 || !strings.Contains(r.stderr, "--shard") {
+		t.Errorf("reproduce --shard: exit %d\n%s", r.code, r.stderr)
+	}
+}
