@@ -285,11 +285,12 @@ func TestShardFlagBadInputExitsTwo(t *testing.T) {
 }
 
 // TestRunShardsSplitTheRows: `conform run --shard i/3` runs each selected
-// row in exactly one shard, and the merge gives the unsharded run's
-// rows and verdict.
+// row in exactly one shard but the exploration's, which every shard runs
+// over its part of the histories, and the merge gives the unsharded
+// run's rows, histories and verdict.
 func TestRunShardsSplitTheRows(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"run", "--label-filter", "chapter:host-store", "--seed", "5"}
+	args := []string{"run", "--label-filter", "chapter:host-store || chapter:explore", "--explore-histories", "300", "--seed", "5"}
 	res := parallel(t, dir, append(shardArgs(dir, 3, args...), append(slices.Clone(args), "--report-dir", filepath.Join(dir, "whole")))...)
 	for i, r := range res {
 		if r.code != 0 {
@@ -306,9 +307,12 @@ func TestRunShardsSplitTheRows(t *testing.T) {
 		}
 	}
 	for _, row := range whole.Selected() {
-		if ranIn[row.ID] != 1 {
-			t.Errorf("row %s ran in %d shards, want 1", row.ID, ranIn[row.ID])
+		if want := map[bool]int{true: 3, false: 1}[row.ID == exploreRow]; ranIn[row.ID] != want {
+			t.Errorf("row %s ran in %d shards, want %d", row.ID, ranIn[row.ID], want)
 		}
+	}
+	if len(whole.Selected()) < 5 {
+		t.Fatalf("the unsharded run selected %d rows", len(whole.Selected()))
 	}
 	merged := filepath.Join(dir, "merged")
 	if m := conform(t, append(append([]string{"merge"}, shardDirs(dir, 3)...), "--report-dir", merged)...); m.code != 0 {
@@ -319,9 +323,15 @@ func TestRunShardsSplitTheRows(t *testing.T) {
 		t.Fatalf("merged %d rows, %s; unsharded %d rows, %s", len(got.Rows), got.Verdict(), len(whole.Rows), whole.Verdict())
 	}
 	for i, row := range got.Rows {
-		if w := whole.Rows[i]; row.ID != w.ID || row.Status != w.Status || row.NotSelected != w.NotSelected {
+		if w := whole.Rows[i]; row.ID != w.ID || row.Status != w.Status || row.NotSelected != w.NotSelected || !slices.Equal(row.NotExercised, w.NotExercised) {
 			t.Errorf("row %s: merged %s (not selected %v), unsharded %s (%v)", row.ID, row.Status, row.NotSelected, w.Status, w.NotSelected)
 		}
+	}
+	a, b := slices.Clone(got.Explore.Seeds), slices.Clone(whole.Explore.Seeds)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) || len(a) != 300 {
+		t.Errorf("merged %d history seeds, unsharded %d, not the same", len(a), len(b))
 	}
 }
 
