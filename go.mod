@@ -9,6 +9,7 @@ require (
 	github.com/onsi/gomega v1.44.0
 	github.com/pingcap/failpoint v0.0.0-20240528011301-b51a646c7c86
 	golang.org/x/sys v0.50.0
+	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.62.0
 )
 

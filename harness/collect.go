@@ -33,6 +33,8 @@ func (s *suite) collect(r Report) *reports.Run {
 		Obligations: catalogue(chapters()),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
+		Shard:                shardOf(o),
+		Explore:              exploration(r),
 	}
 	s.mu.Lock()
 	run.Warnings = append([]string(nil), s.warnings...)

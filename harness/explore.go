@@ -33,6 +33,8 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: derived from the store's latency)")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site")
+	shardFlag := fs.String("shard", "", "play shard i of N of the histories (i counts from 0, as $JOB_COMPLETION_INDEX): those whose index modulo N is i; needs --seed; 'conform merge' joins the shards' reports")
+	replay := fs.String("replay", "", "a ledger: a report.json, or a directory holding one, whose failing histories are replayed first, each once")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -52,6 +54,10 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if err := checkBounds(0, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
+	sh, ledger, err := campaignFlags(*shardFlag, *replay, f)
+	if err != nil {
+		return refuse(stderr, name, "%v", err)
+	}
 	newRealm, err := c.prepare(&f, *callTimeout)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
@@ -61,7 +67,16 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
-	return c.certify(name, newRealm, f, fmt.Sprintf(", %d histories", f.explore), opts, live.start, stdout, stderr)
+	note := fmt.Sprintf(", %d histories", f.explore)
+	if sh.Count > 0 {
+		opts = append(opts, WithShard(sh.Index, sh.Count))
+		note += ", shard " + sh.String()
+	}
+	if *replay != "" {
+		opts = append(opts, WithLedger(ledger))
+		note += fmt.Sprintf(", %d failing histories of the ledger replayed first", len(ledger))
+	}
+	return c.certify(name, newRealm, f, note, opts, live.start, stdout, stderr)
 }
 
 // liveLine is the campaign's live line: the latest progress, printed
@@ -109,6 +124,9 @@ func (l *liveLine) update(st ExploreStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.st = st
+	if st.Replayed != "" && st.Finding == "" && l.out != nil {
+		fmt.Fprintf(l.out, "LEDGER %s\n", textsafe.Line(st.Replayed))
+	}
 	if st.Finding != "" && l.out != nil {
 		fmt.Fprintf(l.out, "FINDING %s\n", textsafe.Line(strings.ReplaceAll(st.Finding, "\n", " ")))
 	}

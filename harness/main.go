@@ -73,6 +73,8 @@ func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 		return c.cmdList(args[1:], stdout, stderr)
 	case "explore":
 		return c.cmdExplore(args[1:], stdout, stderr)
+	case "merge":
+		return c.cmdMerge(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "conform", Version)
 		return 0
@@ -96,6 +98,7 @@ commands:
   reproduce    run again exactly what a failure's repro string names
   list         list the chapters, rows, labels, obligations and failpoints
   explore      a long exploration campaign: the exploration chapter alone, with a live line
+  merge        join the reports of a campaign's shards into one set
   version      print conform's version
 `)
 	for _, k := range sortedKeys(c.Extra) {
@@ -186,6 +189,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
+	shardFlag := fs.String("shard", "", "run shard i of N (i counts from 0, as $JOB_COMPLETION_INDEX): the rows whose ID hashes to i, and the exploration's histories whose index modulo N is i; needs a seed; 'conform merge' joins the shards' reports")
 	fs.IntVar(&f.explore, "explore-histories", DefaultExploreHistories, fmt.Sprintf("the exploration chapter's budget (chapter:explore): N randomized histories of at most %d operations each; 0 leaves the chapter out (or $%s)", explore.MaxOps, EnvExplore))
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -256,6 +260,13 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		}
 		return refuse(stderr, name, "%v", err)
 	}
+	if name == "reproduce" && *shardFlag != "" {
+		return refuse(stderr, name, "--shard %q: reproduce runs what one repro names, whole; shards are for run and explore", *shardFlag)
+	}
+	sh, filter, err := runShard(*shardFlag, filter, f)
+	if err != nil {
+		return refuse(stderr, name, "%v", err)
+	}
 	newRealm, err := c.prepare(&f, *callTimeout)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
@@ -275,6 +286,10 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		opts = append(opts, func(o *Options) { o.ExploreHistory = f.history })
 	}
 	note := ""
+	if sh.Count > 0 {
+		opts = append(opts, WithShard(sh.Index, sh.Count))
+		note = ", shard " + sh.String()
+	}
 	if len(fromEnv) > 0 {
 		note = "; from the environment: " + strings.Join(fromEnv, ", ")
 	}

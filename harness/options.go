@@ -102,6 +102,12 @@ type Options struct {
 	// ExploreProgress, when set, gets the exploration chapter's progress
 	// after each history.
 	ExploreProgress func(ExploreStatus)
+	// Shard, when its Count is above 1, makes the run one shard of a
+	// campaign (see WithShard); the zero Shard is the whole run.
+	Shard reports.Shard
+	// Ledger are failing exploration histories of earlier runs, replayed
+	// before the budget (see WithLedger).
+	Ledger []reports.LedgerEntry
 }
 
 // ExploreStatus is the exploration chapter's progress after a history:

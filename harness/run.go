@@ -237,6 +237,9 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i, History: history})
 			},
 			Progress: o.ExploreProgress,
+			Ledger:   o.Ledger,
+			Shard:    o.Shard.Index,
+			Shards:   o.Shard.Count,
 		},
 	}
 }

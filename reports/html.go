@@ -22,6 +22,7 @@ var htmlPage = template.Must(template.New("report.html").Parse(htmlSource))
 type (
 	htmlView struct {
 		Tool, Version, Store, Start, Duration, LabelFilter string
+		Campaign                                           string
 		Verdict, VerdictSymbol                             string
 		Reasons                                            []string
 		Seed                                               uint64
@@ -139,6 +140,7 @@ func newHTMLView(run *Run) *htmlView {
 		Store:       field(run.Store),
 		Duration:    duration(run.Duration),
 		LabelFilter: field(run.LabelFilter),
+		Campaign:    field(run.Campaign()),
 		Seed:        run.Seed,
 		Schema:      SchemaVersion,
 		Conformant:  run.Conformant(),

@@ -83,6 +83,9 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 	if run.LabelFilter != "" {
 		fmt.Fprintf(b, "- **Label filter:** %s\n", md(run.LabelFilter))
 	}
+	if c := run.Campaign(); c != "" {
+		fmt.Fprintf(b, "- **Campaign:** %s\n", md(c))
+	}
 	b.WriteString("\n**Rows:** ")
 	for i, s := range Statuses {
 		if i > 0 {

@@ -147,7 +147,16 @@ type Run struct {
 	WithoutInStoreFaults bool `json:"without_instore_faults,omitempty"`
 	// Warnings are what went wrong outside any row (a realm that could not
 	// be removed); they change no verdict.
-	Warnings    []string     `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Shard is the part of a sharded campaign this run did; nil for an
+	// unsharded run (and a merge of shards).
+	Shard *Shard `json:"shard,omitempty"`
+	// MergedFrom counts the shards a merged report was made from; 0 for
+	// the report of one run.
+	MergedFrom int `json:"merged_from,omitempty"`
+	// Explore is what the exploration chapter played and reached; nil
+	// when the chapter did not run.
+	Explore     *Exploration `json:"explore,omitempty"`
 	Obligations []Obligation `json:"obligations"` // the catalogue: columns of the matrix
 	Rows        []Row        `json:"rows"`
 }

@@ -102,6 +102,14 @@ type ExploreConfig struct {
 	// Progress, when set, is called after each history with what the
 	// chapter has reached so far.
 	Progress func(ExploreStatus)
+	// Shard and Shards split the histories: with Shards > 1 the chapter
+	// plays only the histories i of [0, Histories) with i%Shards == Shard
+	// (and the ledger's entries k with k%Shards == Shard). Shard counts
+	// from 0.
+	Shard, Shards int
+	// Ledger are failing histories of earlier runs, replayed (each once,
+	// generated from its seed) before the budget.
+	Ledger []reports.LedgerEntry
 }
 
 // On reports whether a run with c includes the exploration chapter.
@@ -120,6 +128,9 @@ type ExploreStatus struct {
 	// Finding is the headline of the history just judged when it failed,
 	// with its repro line; "" when it passed.
 	Finding string
+	// Replayed, for a history replayed from a ledger, says so and how it
+	// went; "" otherwise.
+	Replayed string
 }
 
 // RowBound returns RowTimeout, or 60 s when it is zero.

@@ -163,34 +163,35 @@ type Outcome struct {
 	Replay bool
 	// Stopped is set when the run's context ended before its budget.
 	Stopped bool
+	// Seeds are the seeds of the budget's histories played, in play order.
+	Seeds []uint64
+	// Replayed are the histories replayed from a ledger, each with
+	// whether it failed again; Ledger holds them by seed.
+	Replayed []reports.LedgerEntry
+	Ledger   map[uint64]reports.LedgerEntry
 }
 
 // Play plays the histories cfg.Explore names against fresh realms from
-// cfg.NewRealm and judges each, calling cfg.Explore.Progress after each.
-// A replay (cfg.Explore.Only) plays its history up to Replays times and
-// stops at the first failure. It returns an error only when a realm
+// cfg.NewRealm and judges each, calling cfg.Explore.Progress after each:
+// the ledger's histories first, then the budget's, of its shard only
+// (plan). A replay (cfg.Explore.Only) plays its history up to Replays
+// times and stops at the first failure. It returns an error only when a realm
 // cannot be made or opened, with what ran before.
 func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 	x := cfg.Explore
 	out := Outcome{Replay: x.Only != nil}
-	n := x.Histories
-	if out.Replay {
-		n = Replays
-	}
-	for k := range n {
+	todo := plan(x, cfg.Seed)
+	n := len(todo)
+	for _, p := range todo {
 		if ctx.Err() != nil {
 			out.Stopped = true
 			return out, nil
 		}
-		i := k
-		if out.Replay {
-			i = *x.Only
-		}
+		i, seed := p.index, p.seed
 		realm, err := cfg.NewRealm(ctx)
 		if err != nil {
 			return out, fmt.Errorf("history %d: a new realm: %w", i, err)
 		}
-		seed := xp.HistorySeed(cfg.Seed, i)
 		h, err := xp.Play(ctx, realm, seed, xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs})
 		if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
 			if cerr := c.Close(); cerr != nil && cfg.Warn != nil {
@@ -213,17 +214,24 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 			out.Undecided++
 		}
 		headline := ""
+		var failed *xp.HistoryFinding
 		if len(v.Findings) > 0 {
-			hf := xp.HistoryFinding{Index: i, Seed: seed, Findings: v.Findings, History: h}
-			out.Failed = append(out.Failed, hf)
+			failed = &xp.HistoryFinding{Index: i, Seed: seed, Findings: v.Findings, History: h}
+			out.Failed = append(out.Failed, *failed)
+		}
+		replayed := out.record(p, failed)
+		if failed != nil {
 			headline = fmt.Sprintf("history %d: %s", i, v.Findings[0])
-			if x.Repro != nil {
-				headline += "\n  repro: " + x.Repro(i)
+			if p.ledger != nil {
+				headline = "replayed from the ledger: " + headline
+			}
+			if r := reproOf(cfg, out, *failed); r != "" {
+				headline += "\n  repro: " + r
 			}
 		}
 		if x.Progress != nil {
 			x.Progress(chapter.ExploreStatus{Histories: out.Played, Of: n, Ops: out.Coverage.Ops,
-				Reached: out.Coverage.Reached(), Items: len(xp.Items()), Findings: len(out.Failed), Finding: headline})
+				Reached: out.Coverage.Reached(), Items: len(xp.Items()), Findings: len(out.Failed), Finding: headline, Replayed: replayed})
 		}
 		if out.Replay && len(out.Failed) > 0 {
 			return out, nil
@@ -243,6 +251,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 	}
 	out, err := Play(ctx, cfg)
 	GinkgoWriter.Print(Summary(out))
+	addExploration(cfg, out)
 	if err != nil && len(out.Failed) == 0 {
 		f := reports.Failure{Obligation: chapter.ObErrors, Message: "exploration stopped: " + err.Error()}
 		addFailure(f)
@@ -250,10 +259,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 	}
 	if len(out.Failed) > 0 {
 		shown := Simplest(out.Failed)
-		repro := ""
-		if cfg.Explore.Repro != nil {
-			repro = cfg.Explore.Repro(shown[0].Index)
-		}
+		repro := reproOf(cfg, out, shown[0])
 		shrunk, note := "", ""
 		if !out.Replay && !out.Stopped && ctx.Err() == nil {
 			var small xp.HistoryFinding
@@ -264,7 +270,8 @@ func explore(ctx context.Context, cfg chapter.Config) {
 					r = cfg.Explore.ReproHistory(shown[0].Index, shrunk)
 					repro = r
 				}
-				f := FailureOf(small, r)
+				f := failureFor(cfg, out, small)
+				f.Trail = FailureOf(small, r).Trail
 				f.Message = fmt.Sprintf("history %d shrunk from %d to %d operations: %s", shown[0].Index, len(shown[0].History.Events), len(small.History.Events), f.Message)
 				addFailure(f)
 			}
@@ -273,11 +280,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
 		}
 		for _, hf := range shown[:min(len(shown), maxFailures)] {
-			r := ""
-			if cfg.Explore.Repro != nil {
-				r = cfg.Explore.Repro(hf.Index)
-			}
-			addFailure(FailureOf(hf, r))
+			addFailure(failureFor(cfg, out, hf))
 		}
 		text := failText(out, shown[0], repro)
 		if note != "" {
@@ -527,6 +530,13 @@ func Summary(out Outcome) string {
 	}
 	sb.WriteString("\n")
 	sb.WriteString(out.Coverage.Text())
+	for _, e := range out.Replayed {
+		how := "passed"
+		if e.Failed {
+			how = "FAILED again"
+		}
+		fmt.Fprintf(&sb, "replayed from the ledger: history %d (seed %d): %s\n", e.Index, e.Seed, how)
+	}
 	for _, hf := range out.Failed {
 		fmt.Fprintf(&sb, "failed: history %d (seed %d): %s\n", hf.Index, hf.Seed, hf.Findings[0])
 	}

@@ -1,0 +1,191 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/reports"
+)
+
+// WithShard makes the run shard index of count, index counting from 0
+// (as Kubernetes' $JOB_COMPLETION_INDEX does): the exploration chapter
+// plays only the histories i with i%count == index (and replays only the
+// ledger's entries k with k%count == index). The command's `run --shard`
+// also splits the other rows (RowInShard). The count shards of one seed
+// together play every history of the budget once, and `conform merge`
+// joins their reports into the report of one unsharded run.
+func WithShard(index, count int) Option {
+	return func(o *Options) { o.Shard = reports.Shard{Index: index, Count: count} }
+}
+
+// WithLedger replays the failing exploration histories of ledger, each
+// once and generated from its seed, before the budget's histories; each
+// shows in the output and the reports as replayed from the ledger.
+func WithLedger(ledger []reports.LedgerEntry) Option {
+	return func(o *Options) { o.Ledger = append([]reports.LedgerEntry(nil), ledger...) }
+}
+
+// ParseShard parses "i/N", a shard index counting from 0 and a count of
+// shards: 0 <= i < N.
+func ParseShard(s string) (reports.Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok {
+		return reports.Shard{}, fmt.Errorf("--shard %q: want i/N, shard i of N counting from 0 (e.g. 0/4)", s)
+	}
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case err1 != nil || err2 != nil:
+		return reports.Shard{}, fmt.Errorf("--shard %q: want i/N with whole numbers, shard i of N counting from 0 (e.g. 0/4)", s)
+	case n < 1:
+		return reports.Shard{}, fmt.Errorf("--shard %q: the count of shards must be at least 1", s)
+	case i < 0 || i >= n:
+		return reports.Shard{}, fmt.Errorf("--shard %q: the shard index counts from 0 and must be below %d", s, n)
+	}
+	return reports.Shard{Index: i, Count: n}, nil
+}
+
+// RowInShard reports whether row id belongs to shard index of count:
+// the FNV-1a hash (32 bits) of the row's ID, modulo count, is index. It
+// depends on the ID alone, so every machine splits the rows the same way.
+func RowInShard(id reports.RowID, index, count int) bool {
+	if count <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32()%uint32(count)) == index
+}
+
+// shardFilter returns label filter f narrowed to the rows of shard s among
+// the chapters o runs: the rows whose ID hashes to the shard
+// (RowInShard), and the exploration row in every shard, which splits its
+// histories instead. It refuses a shard that holds no row.
+func shardFilter(f string, s reports.Shard, o Options) (string, error) {
+	if s.Count <= 1 {
+		return f, nil
+	}
+	chs := activeChapters(o)
+	sel, err := selection(f, chs)
+	if err != nil {
+		return "", err
+	}
+	var rows []string
+	for _, ch := range chs {
+		for _, r := range ch.Rows() {
+			if sel[r.ID] && (r.ID == explore.RowID || RowInShard(r.ID, s.Index, s.Count)) {
+				rows = append(rows, "row:"+string(r.ID))
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return "", fmt.Errorf("--shard %s holds no row of the %d selected: use fewer shards", s, len(sel))
+	}
+	return joinFilters(f, strings.Join(rows, " || ")), nil
+}
+
+// shardOf returns the run's shard for its report: nil when unsharded
+// (a shard 0/1 is recorded, so that a campaign of one shard merges).
+func shardOf(o Options) *reports.Shard {
+	if o.Shard.Count < 1 {
+		return nil
+	}
+	s := o.Shard
+	return &s
+}
+
+// exploration returns the exploration chapter's record from r, nil when
+// the chapter did not run.
+func exploration(r Report) *reports.Exploration {
+	for _, sr := range r.SpecReports {
+		for _, e := range sr.ReportEntries {
+			if e.Name != explore.EntryExploration {
+				continue
+			}
+			var x reports.Exploration
+			if err := json.Unmarshal([]byte(e.StringRepresentation()), &x); err == nil {
+				return &x
+			}
+		}
+	}
+	return nil
+}
+
+// ReadLedger returns the failing exploration histories a report records
+// (its exploration's Failed), from path: a report.json, or a directory
+// holding one. Each seed comes once, in the report's order. A report
+// without an exploration holds no ledger and is refused.
+func ReadLedger(path string) ([]reports.LedgerEntry, error) {
+	run, err := readReportAt(path)
+	if err != nil {
+		return nil, err
+	}
+	if run.Explore == nil {
+		return nil, fmt.Errorf("%s records no exploration, so no failing histories to replay", path)
+	}
+	var out []reports.LedgerEntry
+	seen := map[uint64]bool{}
+	for _, e := range run.Explore.Failed {
+		if !seen[e.Seed] {
+			seen[e.Seed] = true
+			e.Failed = false
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// campaignFlags checks `conform explore`'s --shard and --replay against
+// the other flags f: a shard needs a seed given (every shard must play
+// the same one) and at least one history of the budget. It returns the
+// shard (the zero Shard when not given) and the ledger's entries.
+func campaignFlags(shard, replay string, f runFlags) (reports.Shard, []reports.LedgerEntry, error) {
+	var sh reports.Shard
+	if shard != "" {
+		var err error
+		if sh, err = ParseShard(shard); err != nil {
+			return sh, nil, err
+		}
+		if sh.Count > 1 && f.seed == 0 {
+			return sh, nil, fmt.Errorf("--shard %s needs --seed N: every shard of a campaign must play the same seed", sh)
+		}
+		if f.explore < sh.Count {
+			return sh, nil, fmt.Errorf("--shard %s with --histories %d: give at least one history a shard", sh, f.explore)
+		}
+	}
+	if replay == "" {
+		return sh, nil, nil
+	}
+	ledger, err := ReadLedger(replay)
+	if err != nil {
+		return sh, nil, fmt.Errorf("--replay %q: %v", replay, err)
+	}
+	return sh, ledger, nil
+}
+
+// runShard checks `conform run`'s --shard against the other flags f (a
+// shard needs a seed, from --seed or the environment) and returns the
+// shard and label filter narrowed to its rows (shardFilter).
+func runShard(shard, filter string, f runFlags) (reports.Shard, string, error) {
+	if shard == "" {
+		return reports.Shard{}, filter, nil
+	}
+	sh, err := ParseShard(shard)
+	if err != nil {
+		return sh, "", err
+	}
+	if sh.Count > 1 && f.seed == 0 {
+		return sh, "", fmt.Errorf("--shard %s needs a seed (--seed N or $%s): every shard must play the same one", sh, EnvSeed)
+	}
+	if sh.Count > 1 && f.explore > 0 && f.explore < sh.Count {
+		return sh, "", fmt.Errorf("--shard %s with --explore-histories %d: give at least one history a shard", sh, f.explore)
+	}
+	narrowed, err := shardFilter(filter, sh, Options{Fences: f.fences, Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})
+	return sh, narrowed, err
+}

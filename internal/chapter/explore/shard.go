@@ -1,0 +1,159 @@
+package explore
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/conform-spi/conform/internal/chapter"
+	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/reports"
+)
+
+// EntryExploration carries the row's reports.Exploration as JSON: what
+// the chapter played and reached, for the report (and a merge of shards).
+const EntryExploration = "conform/exploration"
+
+// planned is one history the chapter plays: its index and seed, and, for
+// a replay from a ledger, the ledger's entry.
+type planned struct {
+	index  int
+	seed   uint64
+	ledger *reports.LedgerEntry
+}
+
+// InShard reports whether item k (a history's index, a ledger entry's
+// place) belongs to shard of shards; with shards of 1 or less every item
+// does.
+func InShard(k, shard, shards int) bool {
+	return shards <= 1 || k%shards == shard
+}
+
+// plan returns the histories a run of the chapter with x and seed plays,
+// in order: a replay (x.Only) plays its one history Replays times;
+// otherwise the ledger's entries of the shard come first, each once,
+// then the budget's histories of the shard in index order.
+func plan(x chapter.ExploreConfig, seed uint64) []planned {
+	var out []planned
+	if x.Only != nil {
+		for range Replays {
+			out = append(out, planned{index: *x.Only, seed: xp.HistorySeed(seed, *x.Only)})
+		}
+		return out
+	}
+	for k := range x.Ledger {
+		if InShard(k, x.Shard, x.Shards) {
+			out = append(out, planned{index: x.Ledger[k].Index, seed: x.Ledger[k].Seed, ledger: &x.Ledger[k]})
+		}
+	}
+	for i := range x.Histories {
+		if InShard(i, x.Shard, x.Shards) {
+			out = append(out, planned{index: i, seed: xp.HistorySeed(seed, i)})
+		}
+	}
+	return out
+}
+
+// record notes that p was played and judged, failed when hf is not nil,
+// and returns the line that says so for a replay from a ledger ("" for
+// any other history).
+func (o *Outcome) record(p planned, hf *xp.HistoryFinding) string {
+	if p.ledger == nil {
+		o.Seeds = append(o.Seeds, p.seed)
+		return ""
+	}
+	if o.Ledger == nil {
+		o.Ledger = map[uint64]reports.LedgerEntry{}
+	}
+	e := *p.ledger
+	e.Failed = hf != nil
+	o.Ledger[p.seed] = e
+	o.Replayed = append(o.Replayed, e)
+	if hf != nil {
+		return fmt.Sprintf("replayed from the ledger: history %d (seed %d) FAILED again: %s", e.Index, e.Seed, hf.Findings[0])
+	}
+	return fmt.Sprintf("replayed from the ledger: history %d (seed %d) passed", e.Index, e.Seed)
+}
+
+// fromLedger returns the ledger's entry of hf when hf was replayed from a
+// ledger.
+func (o Outcome) fromLedger(hf xp.HistoryFinding) (reports.LedgerEntry, bool) {
+	e, ok := o.Ledger[hf.Seed]
+	return e, ok
+}
+
+// reproOf returns the repro line that plays hf alone: the ledger's own
+// for a history replayed from a ledger (the run that found it named it),
+// else the run's.
+func reproOf(cfg chapter.Config, out Outcome, hf xp.HistoryFinding) string {
+	if e, ok := out.fromLedger(hf); ok {
+		return e.Repro
+	}
+	if cfg.Explore.Repro != nil {
+		return cfg.Explore.Repro(hf.Index)
+	}
+	return ""
+}
+
+// failureFor returns the report's failure for hf, saying so when it was
+// replayed from a ledger.
+func failureFor(cfg chapter.Config, out Outcome, hf xp.HistoryFinding) reports.Failure {
+	f := FailureOf(hf, reproOf(cfg, out, hf))
+	if _, ok := out.fromLedger(hf); ok {
+		f.Message = "replayed from the ledger: " + f.Message
+	}
+	return f
+}
+
+// Exploration returns the report's record of out, a run of the chapter
+// with cfg: what it played and reached, and the ledger of its failing
+// histories.
+func Exploration(cfg chapter.Config, out Outcome) *reports.Exploration {
+	x := &reports.Exploration{
+		Histories: cfg.Explore.Histories,
+		Played:    out.Played,
+		Ops:       out.Coverage.Ops,
+		Undecided: out.Undecided,
+		Stopped:   out.Stopped,
+		Seeds:     out.Seeds,
+		Coverage:  maps.Clone(out.Coverage.Counts),
+		Replayed:  out.Replayed,
+	}
+	if x.Seeds == nil {
+		x.Seeds = []uint64{}
+	}
+	if x.Coverage == nil {
+		x.Coverage = map[string]int{}
+		for _, it := range xp.Items() {
+			x.Coverage[it.ID] = 0
+		}
+	}
+	for _, hf := range out.Failed {
+		x.Failed = append(x.Failed, reports.LedgerEntry{Index: hf.Index, Seed: hf.Seed, Obligation: hf.Findings[0].Obligation, Repro: reproOf(cfg, out, hf)})
+	}
+	return x
+}
+
+// addExploration records the row's exploration for the report.
+func addExploration(cfg chapter.Config, out Outcome) {
+	if b, err := json.Marshal(Exploration(cfg, out)); err == nil {
+		AddReportEntry(EntryExploration, string(b), ReportEntryVisibilityNever)
+	}
+}
+
+// CoverageOf returns the coverage counts of a report's exploration as the
+// chapter counts them, so that NotReached can judge the sum of several
+// shards.
+func CoverageOf(x *reports.Exploration) xp.Coverage {
+	c := xp.Coverage{Histories: x.Played, Ops: x.Ops, Counts: maps.Clone(x.Coverage)}
+	if c.Counts == nil {
+		c.Counts = map[string]int{}
+	}
+	return c
+}
+
+// SpecText is the text of the row's one spec, which heads each part of
+// the row the reports list as not exercised.
+const SpecText = specText
