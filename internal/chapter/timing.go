@@ -91,6 +91,10 @@ func (t *Timing) StallBound() (time.Duration, string) {
 	return d, fmt.Sprintf("%s = %d × the 99th percentile of %d commit latencies (%s), at least %s", d, StallFactor, n, p99, StallFloor)
 }
 
+// Observe records that a call of op answered after d, for calls the
+// harness makes outside a row (the exploration chapter's).
+func (t *Timing) Observe(op string, d time.Duration) { t.observe(op, d) }
+
 // observe records that a call of op answered after d of the store's time.
 func (t *Timing) observe(op string, d time.Duration) {
 	t.mu.Lock()

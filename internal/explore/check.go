@@ -92,7 +92,7 @@ func Check(h *History, cfg CheckConfig) Verdict {
 			what = "hang in a request abandoned in flight: its handle was killed, and it"
 		}
 		v.Findings = append([]Finding{{Obligation: chapter.ObErrors, Event: hg.Event,
-			Message: fmt.Sprintf("%s: no answer within the per-call bound of %s; the store ignores the context of a call it cannot answer", what, hg.Bound)}}, v.Findings...)
+			Message: fmt.Sprintf("%s: no answer within the per-call bound of %s (a store must answer, or give up when the call's context ends)", what, hg.Bound)}}, v.Findings...)
 	}
 	ops := j.operations()
 	model := j.porcupineModel()

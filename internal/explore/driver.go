@@ -44,6 +44,9 @@ type Config struct {
 	// and History.Hang names the call. A commit held at an in-store site
 	// gets PeekBound more; a peek is bounded by PeekBound alone.
 	CallBound func(op Op) time.Duration
+	// Observe, when set, is told how long each call that returned took
+	// (peeks aside), so that the bounds follow the store's latency.
+	Observe func(op Op, took time.Duration)
 }
 
 func (c Config) withDefaults() Config {
@@ -293,6 +296,7 @@ type proc struct {
 	mu     sync.Mutex // guards events against the driver's read after a timeout
 	events []Event
 	watch  *time.Timer // the hang watch of the call in flight
+	start  time.Time   // when the call in flight began, for Observe
 }
 
 // begin records the call of e and returns its index.
@@ -303,6 +307,9 @@ func (p *proc) begin(e Event) int {
 	e.Call = p.d.clock.Add(1)
 	p.events = append(p.events, e)
 	i := len(p.events) - 1
+	if p.d.cfg.Observe != nil {
+		p.start = time.Now()
+	}
 	if cb := p.d.cfg.CallBound; cb != nil && e.Inside == "" {
 		bound := cb(e.Op)
 		if len(e.Faults) > 0 && e.Faults[0].Layer == "instore" {
@@ -322,6 +329,9 @@ func (p *proc) end(i int, err error, fill func(*Event)) {
 		p.watch = nil
 	}
 	e := &p.events[i]
+	if ob := p.d.cfg.Observe; ob != nil && e.Inside == "" && e.Op != OpKill {
+		ob(e.Op, time.Since(p.start))
+	}
 	e.Return = p.d.clock.Add(1)
 	recordErr(e, err)
 	if fill != nil {

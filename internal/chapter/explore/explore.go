@@ -163,6 +163,10 @@ type Outcome struct {
 	Replay bool
 	// Stopped is set when the run's context ended before its budget.
 	Stopped bool
+	// Hung is set when the run stopped at a history with a hang
+	// (History.Hang): a store that ignores a call's context would hang
+	// every later history too.
+	Hung bool
 	// Seeds are the seeds of the budget's histories played, in play order.
 	Seeds []uint64
 	// Replayed are the histories replayed from a ledger, each with
@@ -192,7 +196,7 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 		if err != nil {
 			return out, fmt.Errorf("history %d: a new realm: %w", i, err)
 		}
-		h, err := xp.Play(ctx, realm, seed, xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs})
+		h, err := xp.Play(ctx, realm, seed, playConfig(cfg))
 		if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
 			if cerr := c.Close(); cerr != nil && cfg.Warn != nil {
 				cfg.Warn(fmt.Sprintf("closing the realm of exploration history %d: %v", i, cerr))
@@ -236,8 +240,27 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 		if out.Replay && len(out.Failed) > 0 {
 			return out, nil
 		}
+		if h.Hang != nil {
+			// Every later history would hang again, each for a bound.
+			out.Hung = true
+			return out, nil
+		}
 	}
 	return out, nil
+}
+
+// playConfig returns the configuration histories play under: the per-call
+// bounds of the run's Timing, fed by the histories' own latencies.
+func playConfig(cfg chapter.Config) xp.Config {
+	c := xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs}
+	if t := cfg.Timing; t != nil {
+		c.CallBound = func(op xp.Op) time.Duration {
+			d, _ := t.CallBound(xp.OpTitle(op))
+			return d
+		}
+		c.Observe = func(op xp.Op, took time.Duration) { t.Observe(xp.OpTitle(op), took) }
+	}
+	return c
 }
 
 // explore is the row's spec: it plays the histories, writes the coverage
@@ -261,7 +284,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		shown := Simplest(out.Failed)
 		repro := reproOf(cfg, out, shown[0])
 		shrunk, note := "", ""
-		if !out.Replay && !out.Stopped && ctx.Err() == nil {
+		if !out.Replay && !out.Stopped && !out.Hung && ctx.Err() == nil {
 			var small xp.HistoryFinding
 			small, shrunk, note = shrinkFinding(ctx, cfg, shown[0])
 			if shrunk != "" {
@@ -527,6 +550,9 @@ func Summary(out Outcome) string {
 	fmt.Fprintf(&sb, "%s %d histories (%d operations): %d failed, %d undecided", what, out.Played, out.Coverage.Ops, len(out.Failed), out.Undecided)
 	if out.Stopped {
 		sb.WriteString(", stopped before the end of the budget")
+	}
+	if out.Hung {
+		sb.WriteString(", stopped at a hang")
 	}
 	sb.WriteString("\n")
 	sb.WriteString(out.Coverage.Text())
