@@ -28,23 +28,28 @@ func TestListShowsTheExplorationChapter(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"Exploration chapter (label chapter:explore)", "row:explore-histories", "off unless --explore-histories N turns it on"} {
+	for _, want := range []string{"Exploration chapter (label chapter:explore)", "row:explore-histories", "300 histories of at most 200 operations by default", "0 leaves it out"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
 		}
 	}
 }
 
-// TestExplorationIsOffByDefault: a plain run leaves the chapter out, and
-// a filter that selects only it is refused, saying how to turn it on.
-func TestExplorationIsOffByDefault(t *testing.T) {
-	r := conform(t, "run", "--label-filter", "chapter:explore")
-	if r.code != 2 || !strings.Contains(r.stderr, "--explore-histories N") {
-		t.Fatalf("exit %d, want 2 naming --explore-histories\n%s", r.code, r.stderr)
+// TestExplorationIsOnByDefault: a plain run plays the default budget;
+// --explore-histories 0 leaves the chapter out, and then a filter that
+// selects only it is refused, saying so.
+func TestExplorationIsOnByDefault(t *testing.T) {
+	run := runReport(t, 0, "run", "--label-filter", "chapter:explore", "--seed", "3")
+	if row := exploreRowOf(t, run); !row.Certified() || !strings.Contains(row.Output, "explored 300 histories") {
+		t.Fatalf("the exploration row by default: %s, not exercised %v, output:\n%s", row.Status, row.NotExercised, row.Output)
 	}
-	run := runReport(t, 0, "run", "--rows", "retry", "--seed", "3")
-	if row := exploreRowOf(t, run); !row.NotSelected || row.Status != reports.StatusNotRun {
-		t.Errorf("the exploration row ran by default: %s, not selected %v", row.Status, row.NotSelected)
+	r := conform(t, "run", "--label-filter", "chapter:explore", "--explore-histories", "0")
+	if r.code != 2 || !strings.Contains(r.stderr, "--explore-histories 0 left the exploration chapter out") {
+		t.Fatalf("exit %d, want 2 saying --explore-histories 0 left the chapter out\n%s", r.code, r.stderr)
+	}
+	off := runReport(t, 0, "run", "--rows", "retry", "--seed", "3", "--explore-histories", "0")
+	if row := exploreRowOf(t, off); !row.NotSelected || row.Status != reports.StatusNotRun {
+		t.Errorf("the exploration row ran with --explore-histories 0: %s, not selected %v", row.Status, row.NotSelected)
 	}
 }
 
