@@ -64,7 +64,7 @@ func mustRealm(b *testing.B) hostFactory {
 func BenchmarkShrink(b *testing.B) {
 	for _, bug := range shrinkCanaries[:6] {
 		b.Run(bug.String(), func(b *testing.B) {
-			orig, _, _, _, _, _ := findShrunk(b, bug)
+			orig, _, _, _, _, _, _ := findShrunk(b, bug)
 			var st ShrinkStats
 			for b.Loop() {
 				var err error

@@ -562,11 +562,11 @@ func answerOf(e *Event) string {
 // faults and clock, with the answers left out except the acquires'
 // grants (which name the tokens later events refer to).
 func Script(h *History) *History {
-	c := &History{Seed: h.Seed, Procs: h.Procs, Lease: h.Lease, Events: make([]Event, len(h.Events))}
+	c := &History{Seed: h.Seed, Procs: h.Procs, Observers: h.Observers, Lease: h.Lease, Events: make([]Event, len(h.Events))}
 	for i, e := range h.Events {
 		c.Events[i] = Event{ID: e.ID, Proc: e.Proc, Handle: e.Handle, Op: e.Op, Call: e.Call, Return: e.Return,
 			Mode: e.Mode, Token: e.Token, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
-			Batch: e.Batch, Faults: e.Faults}
+			Batch: e.Batch, Faults: e.Faults, Inside: e.Inside}
 		if e.Op == OpAcquire && e.Grant != nil {
 			c.Events[i].Grant = &hoststore.FenceGrant{Token: e.Grant.Token}
 		}
