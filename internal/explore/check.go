@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -107,8 +108,39 @@ func Check(h *History, cfg CheckConfig) Verdict {
 	}
 	v.Result = NotLinearizable
 	_, info := porcupine.CheckOperationsVerbose(model, ops, cfg.Timeout)
-	v.Findings = append(v.Findings, j.diagnose(info.PartialLinearizations()))
+	v.Findings = append(v.Findings, j.name(j.diagnose(info.PartialLinearizations()), cfg.Timeout))
 	return v
+}
+
+// relaxable are the obligations whose rule the model can set aside, in
+// the order name tries them: the narrow rules first.
+// (Durability has no such rule here: an acknowledged batch that may land
+// late, as one of unknown outcome may, explains almost any history.)
+var relaxable = []reports.ObligationID{chapter.ObFenceLease, chapter.ObFencing, chapter.ObListing, chapter.ObOrder}
+
+// name checks the obligation a diagnosis names: a history that no order
+// explains under the contract, but that one does once the rule of one
+// obligation is set aside, breaks that obligation. The diagnosis stands
+// when its own obligation's rule explains the history, or no single rule
+// does; otherwise the first rule that does names the finding, the
+// diagnosis kept as its detail.
+func (j *judge) name(f Finding, timeout time.Duration) Finding {
+	without := func(ob reports.ObligationID) bool {
+		r := *j
+		r.relax = ob
+		return porcupine.CheckOperationsTimeout(r.porcupineModel(), r.operations(), timeout) == porcupine.Ok
+	}
+	if slices.Contains(relaxable, f.Obligation) && without(f.Obligation) {
+		return f
+	}
+	for _, ob := range relaxable {
+		if ob != f.Obligation && without(ob) {
+			f.Message = fmt.Sprintf("no order explains the history, and one does once %s is set aside: %s", ob, f.Message)
+			f.Obligation = ob
+			return f
+		}
+	}
+	return f
 }
 
 // opTitle returns the SPI's name of op.
