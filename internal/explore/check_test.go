@@ -3,6 +3,8 @@ package explore
 import (
 	"testing"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/reports"
@@ -329,4 +331,27 @@ func TestCheckFindsErrorsOutsideTheContract(t *testing.T) {
 	b = writer()
 	b.add(1, 10, 0, load(sa, 1, "c0", "a0"))
 	expectFail(t, b, chapter.ObErrors, 2)
+}
+
+// TestCheckNamesTheRuleThatExplains: a batch sent with a superseded token
+// was acknowledged, and a later create of its scope was refused with a
+// Conflict that only that batch explains. No order explains the history
+// under the contract; one does once the fencing rule is set aside, so the
+// finding names ob:5, whatever the first diagnosis said.
+func TestCheckNamesTheRuleThatExplains(t *testing.T) {
+	takeover := Event{Op: OpAcquire, Mode: "Takeover", Grant: &hoststore.FenceGrant{Token: 2, SupersededLease: 1}}
+	b := &hist{}
+	b.add(0, 1, 2, acq("Exclusive", 1)).
+		add(1, 3, 4, takeover).
+		add(0, 5, 6, commit("c7", 1, create(sa, "a7"))).
+		add(1, 7, 8, answer(commit("c10", 2, create(sa, "a10")), hoststore.ErrKindConflict))
+	v := Check(&b.h, CheckConfig{})
+	if len(v.Findings) != 1 || v.Findings[0].Obligation != chapter.ObFencing || v.Findings[0].Event != 3 {
+		t.Fatalf("want one ob:5 finding at #3, got %v", v.Findings)
+	}
+	j := newJudge(&b.h)
+	_, info := porcupine.CheckOperationsVerbose(j.porcupineModel(), j.operations(), 0)
+	if d := j.diagnose(info.PartialLinearizations()); d.Obligation == chapter.ObFencing {
+		t.Fatalf("the first diagnosis already names ob:5 (%v): the test no longer shows the naming", d)
+	}
 }
