@@ -17,6 +17,10 @@ import (
 // without --histories.
 const DefaultCampaign = 10 * DefaultExploreHistories
 
+// MaxCampaign bounds the histories of a campaign with a time budget
+// (`conform explore --budget`).
+const MaxCampaign = 10_000_000
+
 // cmdExplore is `conform explore`: the exploration chapter alone, over a
 // budget of its own, with a live line every second (histories per second,
 // operations, coverage items reached, findings so far) and each finding
@@ -35,6 +39,7 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site")
 	shardFlag := fs.String("shard", "", "play shard i of N of the histories (i counts from 0, as $JOB_COMPLETION_INDEX): those whose index modulo N is i; needs --seed; 'conform merge' joins the shards' reports")
 	replay := fs.String("replay", "", "a ledger: a report.json, or a directory holding one, whose failing histories are replayed first, each once")
+	budget := fs.Duration("budget", 0, fmt.Sprintf("play histories until this much time has passed (e.g. 10m), instead of a number of them (at most %d)", MaxCampaign))
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -51,6 +56,18 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if f.explore < 1 {
 		return refuse(stderr, name, "--histories %d: give at least one history", f.explore)
 	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	switch {
+	case given["budget"] && given["histories"]:
+		return refuse(stderr, name, "--budget %s and --histories %d: give one budget, a time or a number of histories", *budget, f.explore)
+	case given["budget"] && *budget < time.Second:
+		return refuse(stderr, name, "--budget %s: give at least 1s", *budget)
+	case given["budget"] && *shardFlag != "":
+		return refuse(stderr, name, "--budget with --shard: shards of a campaign play a number of histories, so that together they play each once; give --histories")
+	case given["budget"]:
+		f.explore = MaxCampaign
+	}
 	if err := checkBounds(0, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
@@ -62,12 +79,18 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	var live liveLine
+	live := liveLine{budget: *budget}
 	opts := []Option{WithLabelFilter("chapter:" + string(explore.ID)), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
+	if *budget > 0 {
+		opts = append(opts, func(o *Options) { o.exploreFor = *budget })
+	}
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
 	note := fmt.Sprintf(", %d histories", f.explore)
+	if *budget > 0 {
+		note = fmt.Sprintf(", histories for %s", *budget)
+	}
 	if sh.Count > 0 {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
 		note += ", shard " + sh.String()
@@ -87,6 +110,7 @@ type liveLine struct {
 	st      ExploreStatus
 	printed int // histories at the last line
 	began   time.Time
+	budget  time.Duration // a wall-time budget (--budget), or 0
 }
 
 // start begins printing to out every second; the returned function stops
@@ -141,7 +165,12 @@ func (l *liveLine) print(final bool) {
 		return
 	}
 	l.printed = l.st.Histories
-	secs := time.Since(l.began).Seconds()
-	fmt.Fprintf(l.out, "explore: %d/%d histories (%.1f/s), %d operations, coverage %d/%d items, %d findings\n",
-		l.st.Histories, l.st.Of, float64(l.st.Histories)/max(secs, 1e-3), l.st.Ops, l.st.Reached, l.st.Items, l.st.Findings)
+	took := time.Since(l.began)
+	secs := took.Seconds()
+	of := fmt.Sprintf("/%d", l.st.Of)
+	if l.budget > 0 {
+		of = fmt.Sprintf(" in %s of %s", took.Round(time.Second), l.budget)
+	}
+	fmt.Fprintf(l.out, "explore: %d%s histories (%.1f/s), %d operations, coverage %d/%d items, %d findings\n",
+		l.st.Histories, of, float64(l.st.Histories)/max(secs, 1e-3), l.st.Ops, l.st.Reached, l.st.Items, l.st.Findings)
 }

@@ -108,6 +108,8 @@ type Options struct {
 	// Ledger are failing exploration histories of earlier runs, replayed
 	// before the budget (see WithLedger).
 	Ledger []reports.LedgerEntry
+	// exploreFor is the wall-time budget of `conform explore --budget`.
+	exploreFor time.Duration
 }
 
 // ExploreStatus is the exploration chapter's progress after a history:

@@ -228,6 +228,7 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		KeepRealms: o.KeepRealms,
 		Explore: chapter.ExploreConfig{
 			Histories: o.exploreBudget(),
+			For:       o.exploreFor,
 			Only:      o.ExploreHist,
 			History:   o.ExploreHistory,
 			Repro: func(i int) string {

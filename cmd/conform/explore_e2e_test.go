@@ -169,6 +169,34 @@ func TestExploreCommandWritesReports(t *testing.T) {
 	}
 }
 
+// TestExploreTimeBudget runs a campaign for a wall-time budget of 2s:
+// it ends by itself at the budget, passes, and its report says how many
+// histories it played and that the time budget ended it. Both budgets at
+// once, a budget under a second, and a budget with shards are refused.
+func TestExploreTimeBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	r := conform(t, "explore", "--budget", "2s", "--seed", "9", "--report-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, " of 2s histories") || !strings.Contains(r.stdout, "histories for 2s") {
+		t.Errorf("the live line or header does not show the time budget:\n%s", r.stdout)
+	}
+	run, err := harness.ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := exploreRowOf(t, run)
+	if row.Status != reports.StatusPassed || !strings.Contains(row.Output, "at the end of the time budget") || run.Explore == nil || run.Explore.Played < 1 || run.Explore.Played >= harness.MaxCampaign {
+		t.Errorf("row %s, output:\n%s\nexploration %+v", row.Status, row.Output, run.Explore)
+	}
+	for _, args := range [][]string{{"explore", "--budget", "2s", "--histories", "50"}, {"explore", "--budget", "10ms"}, {"explore", "--budget", "1m", "--shard", "0/2", "--seed", "3"}, {"explore", "--budget", "soon"}} {
+		if r := conform(t, args...); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, want 2 with one line\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
 // TestExploreInterruptWritesReports interrupts a campaign far longer than
 // the test once its first live line is out: the reports are written, and
 // the run is marked interrupted.

@@ -110,6 +110,11 @@ type ExploreConfig struct {
 	// Ledger are failing histories of earlier runs, replayed (each once,
 	// generated from its seed) before the budget.
 	Ledger []reports.LedgerEntry
+	// For, when positive, makes the budget wall time as well: the chapter
+	// starts no history of the budget once For has passed since it began
+	// (Histories still bounds it). A campaign's choice; a certifying run
+	// counts histories only.
+	For time.Duration
 }
 
 // On reports whether a run with c includes the exploration chapter.

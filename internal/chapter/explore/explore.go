@@ -163,6 +163,9 @@ type Outcome struct {
 	Replay bool
 	// Stopped is set when the run's context ended before its budget.
 	Stopped bool
+	// TimeUp is set when the run ended at the end of its wall-time budget
+	// (ExploreConfig.For), before Histories.
+	TimeUp bool
 	// Hung is set when the run stopped at a history with a hang
 	// (History.Hang): a store that ignores a call's context would hang
 	// every later history too.
@@ -184,11 +187,18 @@ type Outcome struct {
 func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 	x := cfg.Explore
 	out := Outcome{Replay: x.Only != nil}
-	todo := plan(x, cfg.Seed)
-	n := len(todo)
-	for _, p := range todo {
+	n, todo := plan(x, cfg.Seed)
+	var until time.Time
+	if x.For > 0 {
+		until = time.Now().Add(x.For)
+	}
+	for p := range todo {
 		if ctx.Err() != nil {
 			out.Stopped = true
+			return out, nil
+		}
+		if p.ledger == nil && !until.IsZero() && !time.Now().Before(until) {
+			out.TimeUp = true
 			return out, nil
 		}
 		i, seed := p.index, p.seed
@@ -553,6 +563,9 @@ func Summary(out Outcome) string {
 	}
 	if out.Hung {
 		sb.WriteString(", stopped at a hang")
+	}
+	if out.TimeUp {
+		sb.WriteString(", at the end of the time budget")
 	}
 	sb.WriteString("\n")
 	sb.WriteString(out.Coverage.Text())

@@ -3,6 +3,7 @@ package explore
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,29 +32,45 @@ func InShard(k, shard, shards int) bool {
 	return shards <= 1 || k%shards == shard
 }
 
-// plan returns the histories a run of the chapter with x and seed plays,
-// in order: a replay (x.Only) plays its one history Replays times;
-// otherwise the ledger's entries of the shard come first, each once,
-// then the budget's histories of the shard in index order.
-func plan(x chapter.ExploreConfig, seed uint64) []planned {
-	var out []planned
+// plan returns how many histories a run of the chapter with x and seed
+// plays, and them, in order: a replay (x.Only) plays its one history
+// Replays times; otherwise the ledger's entries of the shard come first,
+// each once, then the budget's histories of the shard in index order.
+// The histories are made as they are drawn, so that a campaign's budget
+// costs no memory up front.
+func plan(x chapter.ExploreConfig, seed uint64) (int, iter.Seq[planned]) {
 	if x.Only != nil {
-		for range Replays {
-			out = append(out, planned{index: *x.Only, seed: xp.HistorySeed(seed, *x.Only)})
+		return Replays, func(yield func(planned) bool) {
+			for range Replays {
+				if !yield(planned{index: *x.Only, seed: xp.HistorySeed(seed, *x.Only)}) {
+					return
+				}
+			}
 		}
-		return out
 	}
+	n := 0
 	for k := range x.Ledger {
 		if InShard(k, x.Shard, x.Shards) {
-			out = append(out, planned{index: x.Ledger[k].Index, seed: x.Ledger[k].Seed, ledger: &x.Ledger[k]})
+			n++
 		}
 	}
-	for i := range x.Histories {
-		if InShard(i, x.Shard, x.Shards) {
-			out = append(out, planned{index: i, seed: xp.HistorySeed(seed, i)})
+	if x.Shards > 1 {
+		n += (x.Histories + x.Shards - 1 - x.Shard) / x.Shards
+	} else {
+		n += x.Histories
+	}
+	return n, func(yield func(planned) bool) {
+		for k := range x.Ledger {
+			if InShard(k, x.Shard, x.Shards) && !yield(planned{index: x.Ledger[k].Index, seed: x.Ledger[k].Seed, ledger: &x.Ledger[k]}) {
+				return
+			}
+		}
+		for i := range x.Histories {
+			if InShard(i, x.Shard, x.Shards) && !yield(planned{index: i, seed: xp.HistorySeed(seed, i)}) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // record notes that p was played and judged, failed when hf is not nil,
