@@ -7,7 +7,10 @@
 // The chapter has one row, explore-histories, with one spec. Its budget is
 // counted in histories and operations, never in wall time, so a run is the
 // same size on any machine: Config.Explore.Histories histories of at most
-// MaxOps operations over at most MaxProcs processes each. Every history
+// MaxOps operations over at most MaxProcs processes each (a campaign may
+// add a wall-time budget, Config.Explore.For). Each call is bounded by the
+// run's per-call bound: a call that outlives it is a hang, which ends the
+// history and the run (every later history would hang too). Every history
 // that fails its check becomes a structured failure naming the obligation,
 // what the contract allows and what the store showed, with the history as
 // the trail and a repro line that names the seed and the history's index
