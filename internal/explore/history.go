@@ -92,8 +92,14 @@ type Fault struct {
 	Pass int `json:"pass,omitempty"`
 }
 
-// String returns layer/site/kind.
-func (f Fault) String() string { return f.Layer + "/" + f.Site + "/" + f.Kind }
+// String returns layer/site/kind, and @pass for a pass after the first.
+func (f Fault) String() string {
+	s := f.Layer + "/" + f.Site + "/" + f.Kind
+	if f.Pass > 1 {
+		s += "@" + strconv.Itoa(f.Pass)
+	}
+	return s
+}
 
 // Event is one operation of a history: who sent it, what it asked, when
 // it was called and returned on the history's logical clock, and what
