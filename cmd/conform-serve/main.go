@@ -1,0 +1,43 @@
+// Command conform-serve serves one of conform's Go stores as a store
+// process (docs/store-process-protocol.md), for conform run --store
+// 'exec:conform-serve STORE':
+//
+//	conform-serve sqlite       # stores/sqlite, the realm's file in $CONFORM_REALM
+//	conform-serve appendonly   # stores/appendonly over SQLite, likewise
+//
+// Each process serves one handle on its standard input and output; the
+// realm's durable state is a file in the directory CONFORM_REALM names, so
+// every process of a realm sees what the others committed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/procstore/serve"
+	"github.com/conform-spi/conform/stores/appendonly"
+	"github.com/conform-spi/conform/stores/sqlite"
+)
+
+func main() {
+	store := "sqlite"
+	if len(os.Args) > 1 {
+		store = os.Args[1]
+	}
+	switch store {
+	case "sqlite":
+		serve.Main("sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
+			return sqlite.New(ctx, filepath.Join(realm, "realm.db"))
+		})
+	case "appendonly":
+		serve.Main("appendonly+sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
+			return appendonly.New(ctx, filepath.Join(realm, "realm.db"))
+		})
+	default:
+		fmt.Fprintf(os.Stderr, "conform-serve: unknown store %q; the stores are sqlite and appendonly\n", store)
+		os.Exit(2)
+	}
+}
