@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -22,6 +23,9 @@ import (
 	"github.com/conform-spi/conform/stores/sqlite"
 )
 
+// stdout is where the process writes its messages.
+var stdout io.Writer = os.Stdout
+
 func main() {
 	store := "sqlite"
 	if len(os.Args) > 1 {
@@ -29,11 +33,11 @@ func main() {
 	}
 	switch store {
 	case "sqlite":
-		serve.Main("sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
+		serve.MainWith(stdout, "sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
 			return sqlite.New(ctx, filepath.Join(realm, "realm.db"))
 		})
 	case "appendonly":
-		serve.Main("appendonly+sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
+		serve.MainWith(stdout, "appendonly+sqlite", func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error) {
 			return appendonly.New(ctx, filepath.Join(realm, "realm.db"))
 		})
 	default:

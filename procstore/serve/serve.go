@@ -28,6 +28,11 @@ import (
 // standard input and output until standard input ends, and exits: with
 // status 0, or 1 after writing the error on standard error.
 func Main(name string, open func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error)) {
+	MainWith(os.Stdout, name, open)
+}
+
+// MainWith is Main writing its messages to w instead of standard output.
+func MainWith(w io.Writer, name string, open func(ctx context.Context, realm string) (hoststore.HostStoreFactory, error)) {
 	ctx := context.Background()
 	realm := os.Getenv(wire.EnvRealm)
 	if realm == "" {
@@ -36,7 +41,7 @@ func Main(name string, open func(ctx context.Context, realm string) (hoststore.H
 	}
 	f, err := open(ctx, realm)
 	if err == nil {
-		err = Serve(ctx, name, f, os.Stdin, os.Stdout)
+		err = Serve(ctx, name, f, os.Stdin, w)
 		if c, ok := f.(io.Closer); ok {
 			err = errors.Join(err, c.Close())
 		}
