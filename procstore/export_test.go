@@ -1,0 +1,4 @@
+package procstore
+
+// Pid returns the process id of a store process, for tests.
+func Pid(s *Store) int { return s.cmd.Process.Pid }
