@@ -87,12 +87,16 @@ func checkAllPassed(t *testing.T, run *reports.Run) {
 	}
 }
 
-// TestExecServedGoStoreIsConformant certifies conform's SQLite store served
-// as a process by conform-serve: every Open a new process, kills by
-// SIGKILL, in-store sites as at calls.
+// TestExecServedGoStoreIsConformant certifies the reference store and
+// conform's SQLite store served as processes by conform-serve: every Open
+// a new process, kills by SIGKILL, in-store sites as at calls.
 func TestExecServedGoStoreIsConformant(t *testing.T) {
-	run, _ := runReportEnv(t, nil, 0, "run", "--store", "exec:"+conformServe(t)+" sqlite")
-	checkAllPassed(t, run)
+	for _, store := range []string{"reference", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			run, _ := runReportEnv(t, nil, 0, "run", "--store", "exec:"+conformServe(t)+" "+store)
+			checkAllPassed(t, run)
+		})
+	}
 }
 
 // TestExecPythonStoreIsConformant certifies examples/python-sqlite.

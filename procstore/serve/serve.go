@@ -55,18 +55,19 @@ func MainWith(w io.Writer, name string, open func(ctx context.Context, realm str
 // Serve serves one handle of f on r and w: the handshake (which opens
 // the handle), then requests, several at a time, until r ends. It then
 // ends the contexts of the requests still running, waits for them, closes
-// the handle (io.Closer) and returns nil, or the error that stopped it.
+// the handle (io.Closer; a handle without Close is killed, if it is a
+// hoststore.Killer) and returns nil, or the error that stopped it.
 // name is the store's name for the report.
 //
-// While Serve runs, instore.At in this process becomes an at call to the
-// harness for the commits Serve runs. Serve uses internal/hook's slot, so
-// one process runs one Serve at a time.
+// From the first Serve on, instore.At in this process becomes an at call
+// to the harness for the commits a Serve runs (and does nothing for other
+// commits): Serve puts its forwarder in internal/hook's slot for good.
+// Several Serves may run at once, one per connection.
 func Serve(ctx context.Context, name string, f hoststore.HostStoreFactory, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &conn{f: f, w: bufio.NewWriter(w), calls: map[uint64]chan *wire.Message{}}
-	hook.Set(forward)
-	defer hook.Set(nil)
+	installForward.Do(func() { hook.Set(forward) })
 	br := bufio.NewReaderSize(r, 64<<10)
 	err := c.loop(ctx, name, br)
 	cancel()
@@ -74,10 +75,14 @@ func Serve(ctx context.Context, name string, f hoststore.HostStoreFactory, r io.
 	if c.st != nil {
 		if cl, ok := c.st.(io.Closer); ok {
 			err = errors.Join(err, cl.Close())
+		} else if k, ok := c.st.(hoststore.Killer); ok {
+			k.Kill()
 		}
 	}
 	return err
 }
+
+var installForward sync.Once
 
 type conn struct {
 	f  hoststore.HostStoreFactory
