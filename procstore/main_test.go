@@ -14,13 +14,14 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/procstore/serve"
+	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/stores/sqlite"
 )
 
 // The test binary is also the store processes of these tests: with
 // PROCSTORE_CHILD set it is one and runs no test.
 const (
-	envChild  = "PROCSTORE_CHILD"     // serve-sqlite, or tee
+	envChild  = "PROCSTORE_CHILD"     // serve-sqlite, serve-reference or tee
 	envTeeCmd = "PROCSTORE_TEE_CMD"   // the store process a tee runs, split at spaces
 	envTeeLog = "PROCSTORE_TEE_LOG"   // the file a tee appends every line to
 	envTarget = "PROCSTORE_TEE_CHILD" // what a tee's target runs as PROCSTORE_CHILD
@@ -32,6 +33,10 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "serve-sqlite":
 		serve.Main("sqlite", openSQLite)
+	case "serve-reference": // one process's own realm: for benchmarks, not for a run
+		serve.Main("reference", func(context.Context, string) (hoststore.HostStoreFactory, error) {
+			return reference.NewFactory(), nil
+		})
 	case "tee":
 		os.Exit(tee())
 	default:

@@ -101,8 +101,9 @@ type conn struct {
 type reqKey struct{}
 
 type reqInfo struct {
-	c  *conn
-	id uint64
+	c     *conn
+	id    uint64
+	sites bool // false: the harness has nothing armed, so skip the at calls
 }
 
 func (c *conn) loop(ctx context.Context, name string, br *bufio.Reader) error {
@@ -162,7 +163,7 @@ func (c *conn) hello(ctx context.Context, name string, id uint64) error {
 // serve runs one request and answers it.
 func (c *conn) serve(ctx context.Context, m *wire.Message) {
 	id := *m.ID
-	ctx = context.WithValue(ctx, reqKey{}, reqInfo{c: c, id: id})
+	ctx = context.WithValue(ctx, reqKey{}, reqInfo{c: c, id: id, sites: m.Sites == nil || *m.Sites})
 	res, err := c.run(ctx, m)
 	c.answer(id, res, err)
 }
@@ -297,8 +298,8 @@ func (c *conn) write(m any) {
 // harness for the request in ctx, which waits for the harness's answer.
 func forward(ctx context.Context, site string, id hoststore.CommitID) error {
 	ri, ok := ctx.Value(reqKey{}).(reqInfo)
-	if !ok {
-		return nil // not a commit Serve runs
+	if !ok || !ri.sites {
+		return nil // not a commit Serve runs, or one the harness arms nothing for
 	}
 	c := ri.c
 	ch := make(chan *wire.Message, 1)

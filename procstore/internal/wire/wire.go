@@ -53,6 +53,7 @@ type Message struct {
 	Limit    *int    `json:"limit,omitempty"`
 	From     *uint64 `json:"from,omitempty"`
 	Batch    *Batch  `json:"batch,omitempty"`
+	Sites    *bool   `json:"sites,omitempty"`
 
 	Req      *uint64 `json:"req,omitempty"`
 	Site     string  `json:"site,omitempty"`
