@@ -43,7 +43,7 @@ type buildError struct {
 
 func (e *buildError) Error() string { return "building conform-serve: " + e.err.Error() + "\n" + e.out }
 
-func pythonStore(t *testing.T) string {
+func pythonStore(t testing.TB) string {
 	t.Helper()
 	python := "/usr/bin/python3" // scripts/test.sh installs it
 	if _, err := os.Stat(python); err != nil {
@@ -156,5 +156,18 @@ func TestExecProtocolCanaries(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkExecPythonRun is the wall time of a whole conform run (every
+// default chapter) over the Python example.
+func BenchmarkExecPythonRun(b *testing.B) {
+	store := pythonStore(b)
+	for b.Loop() {
+		cmd := exec.Command(binary, "run", "--store", store, "--report-dir", b.TempDir())
+		cmd.Env = withoutConformEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("conform run: %v\n%s", err, out)
+		}
 	}
 }
