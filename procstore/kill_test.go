@@ -17,7 +17,7 @@ import (
 // binary, closed with the test.
 func goStore(t *testing.T) *procstore.Factory {
 	t.Helper()
-	f, err := procstore.New([]string{os.Args[0]}, procstore.WithEnv(envChild+"=serve-sqlite"))
+	f, err := procstore.New([]string{conformServe(t), "sqlite"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,10 @@ const (
 	closeWait  = 10 * time.Second
 )
 
+// traceLine, when set (by tests), sees every line either side writes: dir
+// is 'H' for the harness's, 'S' for the store process's.
+var traceLine func(pid int, dir byte, line []byte)
+
 // ProtocolError is what every call on a process returns once the process
 // broke the protocol (docs/store-process-protocol.md): it is none of the
 // contract's six errors, so the harness reports it as a breach.
@@ -144,6 +148,9 @@ func (s *Store) send(m any) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if traceLine != nil {
+		traceLine(s.cmd.Process.Pid, 'H', b)
+	}
 	_, err = s.stdin.Write(append(b, '\n'))
 	return err
 }
@@ -243,6 +250,9 @@ func (s *Store) read(stdout io.Reader) {
 		if err != nil {
 			partial = len(line) > 0 || errors.Is(err, errLongLine)
 			break
+		}
+		if traceLine != nil {
+			traceLine(s.cmd.Process.Pid, 'S', line)
 		}
 		s.handle(line)
 	}

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +23,10 @@ import (
 const envHarnessChild = "PROCSTORE_HARNESS_CHILD" // python or go: what TestSchemaHarnessChild certifies
 
 // schemaRows are the rows TestMessagesMatchTheSchema runs: between them,
-// every request, at calls, and every error kind but the two a correct
-// store answers only on trouble (indeterminate, unavailable).
-const schemaRows = "row:acquire-empty || row:kill || row:stale-fence || row:same-version || row:retry"
+// every request, at calls, messages of megabytes (row rows), and every
+// error kind but the two a correct store answers only on trouble
+// (indeterminate, unavailable).
+const schemaRows = "row:acquire-empty || row:kill || row:stale-fence || row:same-version || row:retry || row:rows"
 
 // pythonStore is the Python example's command line.
 func pythonStore(t *testing.T) string {
@@ -39,10 +42,10 @@ func pythonStore(t *testing.T) string {
 	return python + " " + script
 }
 
-// TestMessagesMatchTheSchema certifies the host store chapter over the
-// Python example and over the SQLite store served by package serve, each
-// process behind a tee that logs every line, and checks every line of both
-// directions against docs/store-process-protocol.schema.json, each ok
+// TestMessagesMatchTheSchema certifies a few rows of the host store
+// chapter over the Python example and over the SQLite store served by
+// package serve (conform-serve), logging every line of both directions,
+// and checks each against docs/store-process-protocol.schema.json, each ok
 // result against the result of its request's op.
 func TestMessagesMatchTheSchema(t *testing.T) {
 	s, err := loadSchema("../docs/store-process-protocol.schema.json")
@@ -54,38 +57,52 @@ func TestMessagesMatchTheSchema(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			logPath := filepath.Join(dir, "lines")
-			cmd := exec.Command(os.Args[0], "-test.run", "^TestSchemaHarnessChild$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), envHarnessChild+"="+target, envTeeLog+"="+logPath, "CONFORM_REPORT_DIR="+filepath.Join(dir, "report"))
-			if target == "python" {
-				cmd.Env = append(cmd.Env, envTeeCmd+"="+pythonStore(t))
+			store := pythonStore(t)
+			if target == "go" {
+				store = conformServe(t) + " sqlite"
 			}
+			// harness.Run runs once per process: a child runs it.
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestSchemaHarnessChild$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), envHarnessChild+"="+store, envLog+"="+logPath, "CONFORM_REPORT_DIR="+filepath.Join(dir, "report"))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				t.Fatalf("the harness over the %s store: %v\n%s", target, err, out)
+				t.Fatalf("the harness over %s: %v\n%s", store, err, out)
 			}
 			checkLog(t, s, logPath)
 		})
 	}
 }
 
+const envLog = "PROCSTORE_LOG" // where TestSchemaHarnessChild logs every line
+
 // TestSchemaHarnessChild is TestMessagesMatchTheSchema's child: it runs
-// the host store chapter over a tee'd store process.
+// the rows over the store process it names, logging every line as
+// "PID H|S LINE".
 func TestSchemaHarnessChild(t *testing.T) {
-	target := os.Getenv(envHarnessChild)
-	if target == "" {
+	store := os.Getenv(envHarnessChild)
+	if store == "" {
 		t.Skip("run by TestMessagesMatchTheSchema")
 	}
-	env := []string{envChild + "=tee", envTeeLog + "=" + os.Getenv(envTeeLog)}
-	if target == "go" {
-		env = append(env, envTeeCmd+"="+os.Args[0], envTarget+"=serve-sqlite")
-	} else {
-		env = append(env, envTeeCmd+"="+os.Getenv(envTeeCmd))
+	log, err := os.Create(os.Getenv(envLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	var mu sync.Mutex
+	procstore.SetTrace(func(pid int, dir byte, line []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(log, "%d %c %s\n", pid, dir, line)
+	})
+	defer procstore.SetTrace(nil)
+	argv, err := procstore.ParseCommand(store)
+	if err != nil {
+		t.Fatal(err)
 	}
 	harness.Run(t, func(context.Context) (hoststore.HostStoreFactory, error) {
-		return procstore.New([]string{os.Args[0]}, procstore.WithEnv(env...))
-	}, harness.WithLabelFilter(schemaRows), harness.WithStore("exec:"+target),
-		// The lines are what this test checks, not the time: under -race a
-		// read of megabytes through the tee can take seconds.
+		return procstore.New(argv)
+	}, harness.WithLabelFilter(schemaRows), harness.WithStore("exec:"+store),
+		// The lines are what this test checks, not the time.
 		harness.WithCallTimeout(time.Minute))
 }
 
