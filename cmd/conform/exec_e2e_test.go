@@ -139,7 +139,8 @@ func TestExecProtocolCanaries(t *testing.T) {
 	serve := conformServe(t)
 	for _, mode := range proccanary.Modes {
 		t.Run(mode, func(t *testing.T) {
-			run, r := runReportEnv(t, []string{"CONFORMSERVE_CANARY=" + mode}, 1, "run", "--store", "exec:"+serve+" sqlite", "--label-filter", "row:kill")
+			// A short per-call bound keeps the silent canary's hangs short.
+			run, r := runReportEnv(t, []string{"CONFORMSERVE_CANARY=" + mode}, 1, "run", "--store", "exec:"+serve+" sqlite", "--label-filter", "row:kill", "--call-timeout", "1s")
 			if !strings.Contains(r.stdout, "NOT CONFORMANT") {
 				t.Errorf("no summary:\n%s", r.stdout)
 			}
