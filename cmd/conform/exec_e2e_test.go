@@ -172,3 +172,19 @@ func BenchmarkExecPythonRun(b *testing.B) {
 		}
 	}
 }
+
+// TestExecNodeStoreIsConformant certifies examples/node-jsonlog, a store
+// process in Node.js over a log of JSON files. It needs node (v20) on
+// PATH; without it the test is skipped and says so.
+func TestExecNodeStoreIsConformant(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH: the Node example is not certified here")
+	}
+	script, err := filepath.Abs("../../examples/node-jsonlog/store.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := runReportEnv(t, nil, 0, "run", "--store", "exec:"+node+" "+script)
+	checkAllPassed(t, run)
+}
