@@ -442,9 +442,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	s.wmu.Lock()
-	_ = s.stdin.Close()
-	s.wmu.Unlock()
+	_ = s.stdin.Close() // without wmu: a write blocked on a process that reads nothing ends with it
 	t := time.NewTimer(closeWait)
 	defer t.Stop()
 	select {
