@@ -68,6 +68,7 @@ type Store struct {
 	broken    *ProtocolError
 	killed    bool
 	closing   bool
+	reaped    bool // Wait returned: the process's id may name another process now
 	ended     error // what calls return once the process is gone
 
 	done chan struct{} // closed once the process ended and was reaped
@@ -256,7 +257,18 @@ func (s *Store) read(stdout io.Reader) {
 		}
 		s.handle(line)
 	}
+	s.mu.Lock()
+	graceful := s.closing && !s.killed && s.broken == nil
+	s.mu.Unlock()
+	if !graceful {
+		// Whatever the process left in its group goes with it. The leader
+		// is not reaped yet, so the group's id is still this process's.
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	werr := s.cmd.Wait()
+	s.mu.Lock()
+	s.reaped = true
+	s.mu.Unlock()
 	s.finish(werr, partial)
 }
 
@@ -404,7 +416,6 @@ func (s *Store) finish(werr error, partial bool) {
 	}
 	clear(s.pending)
 	s.mu.Unlock()
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // whatever the process left in its group
 	close(s.done)
 	if s.onEnd != nil {
 		s.onEnd(s)
@@ -418,9 +429,15 @@ func exitText(err error) string {
 	return err.Error()
 }
 
-// signal sends SIGKILL to the process's group.
+// signal sends SIGKILL to the process's group, unless the process was
+// reaped (its id may be another's by now).
 func (s *Store) signal() {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	s.mu.Lock()
+	reaped := s.reaped
+	s.mu.Unlock()
+	if !reaped {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
 }
 
 // Kill ends the process at once with SIGKILL to its process group; calls
