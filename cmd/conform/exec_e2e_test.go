@@ -151,6 +151,9 @@ func TestExecProtocolCanaries(t *testing.T) {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("no finding names %q:\n%s", want, r.stdout)
 			}
+			if mode == "dies" && !strings.Contains(r.stdout, "dying in the middle of an answer") {
+				t.Errorf("the finding does not quote the process's stderr:\n%s", r.stdout)
+			}
 			for _, row := range run.Selected() {
 				if row.Status == reports.StatusNotRun {
 					t.Errorf("row %s did not run", row.ID)
@@ -195,5 +198,18 @@ func TestExecNodeStoreIsConformant(t *testing.T) {
 		if row.Status != reports.StatusPassed {
 			t.Errorf("row %s: %s", row.ID, row.Status)
 		}
+	}
+}
+
+// TestExecRunLeavesNoRealm runs exec: rows with $TMPDIR pointing at an
+// empty directory: every realm the run made there is gone at its end.
+func TestExecRunLeavesNoRealm(t *testing.T) {
+	tmp := openTempDir(t)
+	r := conformEnv(t, []string{"TMPDIR=" + tmp}, "run", "--store", "exec:"+conformServe(t)+" sqlite", "--rows", "reopen,kill", "--report-dir", filepath.Join(t.TempDir(), "r"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if es, _ := os.ReadDir(tmp); len(es) > 0 {
+		t.Errorf("the run left %d entries in $TMPDIR: %v", len(es), es)
 	}
 }
