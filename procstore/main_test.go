@@ -1,11 +1,16 @@
 package procstore_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,7 +20,8 @@ import (
 )
 
 // With PROCSTORE_CHILD=serve-reference the test binary is a store process
-// (for the benchmark, which runs without -race) and runs no test.
+// (for the benchmark, which runs without -race), with PROCSTORE_CHILD=fake
+// a scripted one (see fake), and runs no test.
 const envChild = "PROCSTORE_CHILD"
 
 // serveBinary is cmd/conform-serve, built once without -race: a store
@@ -35,6 +41,9 @@ func TestMain(m *testing.M) {
 		serve.Main("reference", func(context.Context, string) (hoststore.HostStoreFactory, error) {
 			return reference.NewFactory(), nil
 		})
+		return
+	case "fake":
+		fake()
 		return
 	default:
 		fmt.Fprintf(os.Stderr, "unknown %s %q\n", envChild, os.Getenv(envChild))
@@ -64,4 +73,25 @@ func conformServe(t testing.TB) string {
 		t.Fatal(serveErr)
 	}
 	return serveBinary
+}
+
+// envFake is a fake store process's script: lines separated by "|", one
+// written after each line read; "<id>" in a line is the id of the request
+// just read.
+const envFake = "PROCSTORE_FAKE"
+
+// fake plays envFake's script, then reads on until its input ends.
+func fake() {
+	script := strings.Split(os.Getenv(envFake), "|")
+	br := bufio.NewReader(os.Stdin)
+	for _, out := range script {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var req struct{ ID uint64 }
+		_ = json.Unmarshal(line, &req)
+		fmt.Println(strings.ReplaceAll(out, "<id>", strconv.FormatUint(req.ID, 10)))
+	}
+	_, _ = io.Copy(io.Discard, br)
 }

@@ -68,7 +68,7 @@ type Store struct {
 	broken    *ProtocolError
 	killed    bool
 	closing   bool
-	reaped    bool // Wait returned: the process's id may name another process now
+	reaped    bool  // Wait returned: the process's id may name another process now
 	ended     error // what calls return once the process is gone
 
 	done chan struct{} // closed once the process ended and was reaped
