@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -71,6 +72,11 @@ func New(argv []string, opts ...Option) (*Factory, error) {
 		}
 		f.realm, f.owned = dir, true
 	}
+	abs, err := filepath.Abs(f.realm) // the protocol names an absolute path
+	if err != nil {
+		return nil, fmt.Errorf("procstore: the realm's directory: %w", err)
+	}
+	f.realm = abs
 	return f, nil
 }
 
