@@ -94,6 +94,9 @@ const state = {
   token: 0, // the highest token issued
   expiry: 0, // the holder's lease expiry, ms on the realm's clock
   offset: 0, // the realm's clock offset, ms
+  clock: 0, // the latest time a folded record carries, ms: records of
+  // several processes reach the log out of their clocks' order, and the
+  // realm's clock never runs back
   scopes: new Map(), // key -> {scope, version, commitId, deleted, start, end, head, rows: Map}
   commits: new Set(),
   outcomes: new Map(), // position -> outcome, for this process's own records
@@ -105,6 +108,10 @@ const now = () => Date.now() + state.offset;
 // fold applies the record at position pos to the state and returns its
 // outcome: {ok: result} or {error: wire error}.
 function fold(pos, r) {
+  if (r.at !== undefined) {
+    state.clock = Math.max(state.clock, r.at);
+    r = { ...r, at: state.clock };
+  }
   switch (r.type) {
     case 'acquire': {
       const live = state.token > 0 && state.expiry > r.at;
@@ -122,7 +129,12 @@ function fold(pos, r) {
       state.expiry = r.at + LEASE_MS;
       return { ok: {} };
     case 'lapse':
-      if (state.expiry >= r.at) state.offset += state.expiry - r.at + 1;
+      if (state.expiry >= r.at) {
+        // Every lease recorded so far runs out: the realm's clock jumps
+        // past the latest expiry, here and in every process's stamps.
+        state.offset += state.expiry - r.at + 1;
+        state.clock = state.expiry + 1;
+      }
       return { ok: {} };
     case 'commit':
       return foldCommit(r.batch);
