@@ -15,10 +15,11 @@ eval "$(scripts/pg.sh start)"
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 
 # The admission chapter's tests drive a helper written in Python from the
-# protocol document, and util-linux flock(1).
-if [ ! -x /usr/bin/python3 ] || ! command -v flock >/dev/null; then
-	echo "== installing python3 and util-linux"
-	apt-get update -qq && apt-get install -y -qq python3 util-linux >/dev/null
+# protocol document, and util-linux flock(1); the store process examples
+# run on python3 and Node.js.
+if [ ! -x /usr/bin/python3 ] || ! command -v flock >/dev/null || ! command -v node >/dev/null; then
+	echo "== installing python3, util-linux and nodejs"
+	apt-get update -qq && apt-get install -y -qq python3 util-linux nodejs >/dev/null
 fi
 
 echo "== gofmt"
