@@ -85,6 +85,15 @@ type CheckConfig struct {
 func Check(h *History, cfg CheckConfig) Verdict {
 	j := newJudge(h)
 	v := Verdict{Findings: j.direct(), Ops: len(j.ops)}
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Panic != "" {
+			// A panic is the store's process dying in the call: the
+			// history ended there, and the panic is the headline.
+			v.Findings = append([]Finding{{Obligation: chapter.ObErrors, Event: e.ID,
+				Message: fmt.Sprintf("panic in %s: %s (a store answers with an error, or dies as a process would; it does not panic in its caller)", OpTitle(e.Op), e.Panic)}}, v.Findings...)
+			break
+		}
+	}
 	if hg := h.Hang; hg != nil {
 		// The history ended at the hang: the rest of it is cut short, so
 		// the hang is the headline.

@@ -169,6 +169,7 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 		wg.Add(1)
 		go func(pr *proc, n int) {
 			defer wg.Done()
+			defer pr.recoverPanic()
 			pr.run(ctx, n)
 		}(procs[i], p.steps[i])
 	}
@@ -678,8 +679,13 @@ func (p *proc) faultCommit(ctx context.Context) {
 			peek = p.observer().open(ctx)
 		}
 		hold := faults.HoldAtPass(site, pass, func(c hoststore.CommitID) bool { return c == id })
+		defer hold.Disarm()
 		stop := make(chan struct{})
 		var peeked sync.WaitGroup
+		defer func() { // also when the store panicked
+			close(stop)
+			peeked.Wait()
+		}()
 		if peek {
 			peeked.Add(1)
 			go func() {
@@ -695,10 +701,39 @@ func (p *proc) faultCommit(ctx context.Context) {
 			hold.Crash()
 		}
 		p.commit(ctx, b, []Fault{{Layer: "instore", Site: string(site), Kind: "crash", Pass: pass}})
-		close(stop)
-		peeked.Wait()
-		hold.Disarm()
 	}
+}
+
+// recoverPanic, deferred around a process's calls, takes a panic of the
+// store: the call in flight records it (Event.Panic) and the history
+// ends there, as a store that panics would crash the process it runs in.
+func (p *proc) recoverPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	p.mu.Lock()
+	for i := len(p.events) - 1; i >= 0; i-- {
+		if e := &p.events[i]; !e.Returned() {
+			e.Panic = panicText(v)
+			if p.watch != nil {
+				p.watch.Stop()
+				p.watch = nil
+			}
+			break
+		}
+	}
+	p.mu.Unlock()
+	p.d.stop()
+}
+
+// panicText returns a panic's value as one bounded line of text.
+func panicText(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
 }
 
 // PeekBound bounds how long a commit held for a peek waits for the peek's
@@ -725,6 +760,7 @@ func (p *proc) peek(ctx context.Context, s hoststore.ScopeRef, id hoststore.Comm
 	done, st := make(chan struct{}), p.h
 	go func() {
 		defer close(done)
+		defer p.recoverPanic()
 		h, err := st.LoadHead(ctx, s)
 		p.end(i, err, func(e *Event) { e.Head = h })
 	}()

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,4 +133,63 @@ func TestHangEndsTheHistory(t *testing.T) {
 		return
 	}
 	t.Fatal("no history of 50 reached the eighth commit")
+}
+
+// panicky is a reference realm whose fifth commit panics, as a store with
+// a nil dereference in its commit path would.
+type panicky struct {
+	hoststore.HostStoreFactory
+	commits atomic.Int32
+}
+
+func (f *panicky) Open(ctx context.Context) (hoststore.HostStore, error) {
+	s, err := f.HostStoreFactory.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &panickyStore{HostStore: s, f: f}, nil
+}
+
+type panickyStore struct {
+	hoststore.HostStore
+	f *panicky
+}
+
+func (s *panickyStore) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
+	if s.f.commits.Add(1) == 5 {
+		var m map[string]int
+		m["boom"]++ // a nil map write: the store's bug
+	}
+	return s.HostStore.Commit(ctx, b)
+}
+
+// Kill passes the harness's kill on, so that kills still reach the store.
+func (s *panickyStore) Kill() {
+	if k, ok := s.HostStore.(hoststore.Killer); ok {
+		k.Kill()
+	}
+}
+
+// TestPanicEndsTheHistory: a store that panics in a call does not take
+// the harness down; the call records the panic, the history ends, and the
+// check's headline is the panic under ob:errors at that call.
+func TestPanicEndsTheHistory(t *testing.T) {
+	for i := range 50 {
+		h, err := Play(context.Background(), &panicky{HostStoreFactory: reference.NewFactory()}, HistorySeed(6, i), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.Panicked() {
+			continue
+		}
+		v := Check(h, CheckConfig{})
+		if len(v.Findings) == 0 || v.Findings[0].Obligation != chapter.ObErrors || !strings.Contains(v.Findings[0].Message, "panic in Commit: assignment to entry in nil map") {
+			t.Fatalf("the headline is %v, want the panic in Commit under ob:errors", v.Findings)
+		}
+		if e := h.Events[v.Findings[0].Event]; e.Op != OpCommit || e.Panic == "" || e.Returned() {
+			t.Fatalf("the finding names %s, want the commit that panicked", e.String())
+		}
+		return
+	}
+	t.Fatal("no history of 50 reached the fifth commit")
 }

@@ -151,6 +151,9 @@ type Event struct {
 	NotSent bool `json:"notSent,omitempty"`
 	// Faults lists what was injected into this call.
 	Faults []Fault `json:"faults,omitempty"`
+	// Panic, when set, is what the store panicked with in this call; the
+	// call never returned, and the history ended there.
+	Panic string `json:"panic,omitempty"`
 	// Inside names the commit this call was made inside of: a peek,
 	// called while that commit was held at the in-store site of its crash
 	// fault, which crashes it once the peek has returned (or PeekBound
@@ -215,6 +218,16 @@ func (h *History) Racy() bool {
 			if f.Layer == "wrapper" && f.Site == faults.InFlight.String() {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// Panicked reports whether a call of h panicked (Event.Panic).
+func (h *History) Panicked() bool {
+	for i := range h.Events {
+		if h.Events[i].Panic != "" {
+			return true
 		}
 	}
 	return false

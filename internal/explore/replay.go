@@ -309,6 +309,13 @@ func (p *rproc) finish(ctx context.Context) {
 func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done chan struct{}) {
 	r := p.r
 	defer close(done)
+	defer func() {
+		if v := recover(); v != nil {
+			r.mu.Lock()
+			out.Panic = panicText(v)
+			r.mu.Unlock()
+		}
+	}()
 	if ps := r.peeks[e.Inside]; e.Inside != "" && ps != nil {
 		defer ps.returned()
 	}

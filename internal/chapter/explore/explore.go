@@ -173,6 +173,9 @@ type Outcome struct {
 	// (History.Hang): a store that ignores a call's context would hang
 	// every later history too.
 	Hung bool
+	// Panicked is set when the run stopped at a history in which the
+	// store panicked.
+	Panicked bool
 	// Seeds are the seeds of the budget's histories played, in play order.
 	Seeds []uint64
 	// Replayed are the histories replayed from a ledger, each with
@@ -258,6 +261,12 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 			out.Hung = true
 			return out, nil
 		}
+		if h.Panicked() {
+			// A store that panics would have killed the process it
+			// runs in: the run ends with it.
+			out.Panicked = true
+			return out, nil
+		}
 	}
 	return out, nil
 }
@@ -297,7 +306,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		shown := Simplest(out.Failed)
 		repro := reproOf(cfg, out, shown[0])
 		shrunk, note := "", ""
-		if !out.Replay && !out.Stopped && !out.Hung && ctx.Err() == nil {
+		if !out.Replay && !out.Stopped && !out.Hung && !out.Panicked && ctx.Err() == nil {
 			var small xp.HistoryFinding
 			small, shrunk, note = shrinkFinding(ctx, cfg, shown[0])
 			if shrunk != "" {
@@ -566,6 +575,9 @@ func Summary(out Outcome) string {
 	}
 	if out.Hung {
 		sb.WriteString(", stopped at a hang")
+	}
+	if out.Panicked {
+		sb.WriteString(", stopped at a panic of the store")
 	}
 	if out.TimeUp {
 		sb.WriteString(", at the end of the time budget")
