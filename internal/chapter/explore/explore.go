@@ -76,6 +76,9 @@ const (
 	// one process takes the same path every time; one of several may
 	// fail in a few plays of a hundred).
 	Replays = 100
+	// shrinkTries is how many of the simplest failed histories the row
+	// tries to shrink, one after the other, until one shrinks.
+	shrinkTries = 3
 	// ShrinkReplays bounds the shrink of the simplest failed history, in
 	// replays (never wall time), so that a run ends in the same place on
 	// any machine.
@@ -307,18 +310,28 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		repro := reproOf(cfg, out, shown[0])
 		shrunk, note := "", ""
 		if !out.Replay && !out.Stopped && !out.Hung && !out.Panicked && ctx.Err() == nil {
-			var small xp.HistoryFinding
-			small, shrunk, note = shrinkFinding(ctx, cfg, shown[0])
-			if shrunk != "" {
-				r := repro
-				if cfg.Explore.ReproHistory != nil {
-					r = cfg.Explore.ReproHistory(shown[0].Index, shrunk)
-					repro = r
+			// The simplest failures first, until one shrinks: a history
+			// of several processes need not fail again when replayed.
+			for k, hf := range shown[:min(len(shown), shrinkTries)] {
+				var small xp.HistoryFinding
+				var n string
+				small, shrunk, n = shrinkFinding(ctx, cfg, hf)
+				if k == 0 || shrunk != "" {
+					note = n
 				}
+				if shrunk == "" {
+					continue
+				}
+				r := reproOf(cfg, out, hf)
+				if cfg.Explore.ReproHistory != nil {
+					r = cfg.Explore.ReproHistory(hf.Index, shrunk)
+				}
+				repro = r
 				f := failureFor(cfg, out, small)
 				f.Trail = FailureOf(small, r).Trail
-				f.Message = fmt.Sprintf("history %d shrunk from %d to %d operations: %s", shown[0].Index, len(shown[0].History.Events), len(small.History.Events), f.Message)
+				f.Message = fmt.Sprintf("history %d shrunk from %d to %d operations: %s", hf.Index, len(hf.History.Events), len(small.History.Events), f.Message)
 				addFailure(f)
+				break
 			}
 		}
 		if repro != "" {
