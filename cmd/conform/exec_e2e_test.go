@@ -116,30 +116,32 @@ func TestExecPythonStoreIsConformant(t *testing.T) {
 	checkAllPassed(t, run)
 }
 
-// TestExecPythonStoreBugsAreFound plants each bug of the Python example and
-// expects the run to fail the obligation it breaks. The runs select that
-// obligation's rows of the scripted chapters only (no exploration), to
-// keep the test short.
-func TestExecPythonStoreBugsAreFound(t *testing.T) {
-	for _, c := range []struct{ bug, ob string }{
-		{"ignore-token", "ob:5"},
-		{"torn-batch", "ob:1"},
-	} {
-		t.Run(c.bug, func(t *testing.T) {
-			run, r := runReportEnv(t, []string{"EXAMPLE_BUG=" + c.bug}, 1, "run", "--store", pythonStore(t), "--label-filter", c.ob, "--explore-histories", "0")
-			if !strings.Contains(r.stdout, "NOT CONFORMANT") || !strings.Contains(r.stdout, "("+c.ob+")") {
-				t.Errorf("the summary does not name %s:\n%s", c.ob, r.stdout)
-			}
-			failed := 0
-			for _, row := range run.Selected() {
-				if row.Status == reports.StatusFailed {
-					failed++
+// TestExecExampleBugsAreFound plants each bug of the Python and the Node
+// examples and expects the run to fail the obligation it breaks. The runs
+// select that obligation's rows of the scripted chapters only (no
+// exploration), to keep the test short.
+func TestExecExampleBugsAreFound(t *testing.T) {
+	for _, store := range []struct{ name, url string }{{"python", pythonStore(t)}, {"node", nodeStore(t)}} {
+		for _, c := range []struct{ bug, ob string }{
+			{"ignore-token", "ob:5"},
+			{"torn-batch", "ob:1"},
+		} {
+			t.Run(store.name+"/"+c.bug, func(t *testing.T) {
+				run, r := runReportEnv(t, []string{"EXAMPLE_BUG=" + c.bug}, 1, "run", "--store", store.url, "--label-filter", c.ob, "--explore-histories", "0")
+				if !strings.Contains(r.stdout, "NOT CONFORMANT") || !strings.Contains(r.stdout, "("+c.ob+")") {
+					t.Errorf("the summary does not name %s:\n%s", c.ob, r.stdout)
 				}
-			}
-			if failed == 0 {
-				t.Errorf("no row failed in report.json")
-			}
-		})
+				failed := 0
+				for _, row := range run.Selected() {
+					if row.Status == reports.StatusFailed {
+						failed++
+					}
+				}
+				if failed == 0 {
+					t.Errorf("no row failed in report.json")
+				}
+			})
+		}
 	}
 }
 
@@ -190,19 +192,24 @@ func BenchmarkExecPythonRun(b *testing.B) {
 
 // TestExecNodeStoreIsConformant certifies examples/node-jsonlog, a store
 // process in Node.js over a log of JSON files, over every chapter. It
-// needs node (v20) on PATH, which scripts/test.sh installs; without it
-// the test is skipped and says so.
+// needs node (v20) on PATH, which scripts/test.sh installs.
 func TestExecNodeStoreIsConformant(t *testing.T) {
+	run, _ := runReportEnv(t, nil, 0, append([]string{"run", "--store", nodeStore(t)}, execExplore...)...)
+	checkAllPassed(t, run)
+}
+
+// nodeStore returns the exec: URL of the Node example.
+func nodeStore(t testing.TB) string {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("no node on PATH: the Node example is not certified here")
+		t.Fatalf("no node on PATH (scripts/test.sh installs it): %v", err)
 	}
 	script, err := filepath.Abs("../../examples/node-jsonlog/store.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, _ := runReportEnv(t, nil, 0, append([]string{"run", "--store", "exec:" + node + " " + script}, execExplore...)...)
-	checkAllPassed(t, run)
+	return "exec:" + node + " " + script
 }
 
 // TestExecRunLeavesNoRealm runs exec: rows with $TMPDIR pointing at an

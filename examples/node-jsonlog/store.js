@@ -18,6 +18,14 @@
 // reads its outcome there and answers FencedOut or Conflict. Exclusive
 // acquires are settled the same way.
 //
+// EXAMPLE_BUG plants a bug for conform's own tests:
+//   ignore-token  a commit record is folded whatever its token (breaks
+//                 obligation 5, fencing)
+//   torn-batch    a batch of several updates is written as two records,
+//                 its first update before the commit-before-point site and
+//                 the rest after it (breaks obligation 1, all or nothing,
+//                 when the process dies or is held there)
+//
 // The log's numbers are one realm-wide sequence on the commit path, which
 // obligation 8 (independence) rules out for a real store: no commit waits
 // for another here, but every commit races for the same next number. This
@@ -28,6 +36,7 @@ const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 
+const BUG = process.env.EXAMPLE_BUG || '';
 const REALM = process.env.CONFORM_REALM || '';
 const LOG = path.join(REALM, 'log');
 const TMP = path.join(REALM, 'tmp');
@@ -137,15 +146,17 @@ function fold(pos, r) {
       }
       return { ok: {} };
     case 'commit':
-      return foldCommit(r.batch);
+      return foldCommit(r.batch, false);
+    case 'commit-rest': // only under EXAMPLE_BUG=torn-batch
+      return foldCommit(r.batch, true);
   }
   return { error: { kind: 'invalid', detail: 'unknown record at ' + pos } };
 }
 
-function foldCommit(b) {
-  if (state.commits.has(b.commit_id)) return { ok: {} }; // landed before: acts once
+function foldCommit(b, rest) {
+  if (state.commits.has(b.commit_id) && !rest) return { ok: {} }; // landed before: acts once
   if (b.token === 0 || b.token > state.token) return { error: { kind: 'invalid', detail: `token ${b.token} was never issued (highest is ${state.token})` } };
-  if (b.token < state.token) return { error: { kind: 'fenced_out', current: state.token } };
+  if (b.token < state.token && BUG !== 'ignore-token') return { error: { kind: 'fenced_out', current: state.token } };
   for (const u of b.updates) {
     const s = state.scopes.get(keyOf(u.scope));
     const live = s !== undefined && !s.deleted;
@@ -315,6 +326,13 @@ const ops = {
     if (!Array.isArray(b.updates) || b.updates.length === 0) throw invalid('a batch with no update');
     for (const u of b.updates) scopeOf(u.scope);
     await at(req, 'commit-locked', b.commit_id);
+    if (BUG === 'torn-batch' && b.updates.length > 1) {
+      outcome(append({ type: 'commit', batch: { ...b, updates: b.updates.slice(0, 1) } }));
+      await at(req, 'commit-before-point', b.commit_id);
+      outcome(append({ type: 'commit-rest', batch: { ...b, updates: b.updates.slice(1) } }));
+      await at(req, 'commit-after-point', b.commit_id);
+      return {};
+    }
     await at(req, 'commit-before-point', b.commit_id);
     // Rows and heads stay base64 in the record: the store never reads them.
     const out = append({ type: 'commit', batch: b });
