@@ -152,7 +152,8 @@ func (j *judge) name(f Finding, timeout time.Duration) Finding {
 	return f
 }
 
-// opTitle returns the SPI's name of op.
+// OpTitle returns the SPI's name of op ("Commit" for commit), as the
+// harness's per-call bounds name operations.
 func OpTitle(op Op) string {
 	switch op {
 	case OpOpen:

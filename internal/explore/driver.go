@@ -173,18 +173,10 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 			pr.run(ctx, n)
 		}(procs[i], p.steps[i])
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		// A call that ignores its context keeps its goroutine; what it
-		// sent stays recorded as never returned.
-	}
+	waitOrEnd(ctx, &wg)
 	for _, pr := range procs {
 		if o := pr.obs; o != nil {
 			h.Procs++
-			h.Observers++
 			o.mu.Lock()
 			h.Events = append(h.Events, o.events...)
 			o.mu.Unlock()
@@ -226,16 +218,11 @@ type hang struct {
 	call int64 // the event's call, until events are numbered
 }
 
-// hung records that the call of event i of p, made at call, is still
-// running after bound, and ends the history. A call that returned in the
-// meantime is no hang.
-func (d *driver) hung(p *proc, i int, op Op, bound time.Duration) {
-	d.hungIf(p, i, op, bound, true)
-}
-
-// hungIf is hung; with running false, the event counts whether it
-// returned or not (a kill whose abandoned request never finished).
-func (d *driver) hungIf(p *proc, i int, op Op, bound time.Duration, running bool) {
+// hung records that event i of p hung after bound, and ends the history.
+// With running set, the call itself is the hang, and a call that returned
+// in the meantime is none; otherwise (a kill whose abandoned request never
+// finished) the event counts whether it returned or not.
+func (d *driver) hung(p *proc, i int, op Op, bound time.Duration, running bool) {
 	p.mu.Lock()
 	returned := running && p.events[i].Returned()
 	call := p.events[i].Call
@@ -249,6 +236,18 @@ func (d *driver) hungIf(p *proc, i int, op Op, bound time.Duration, running bool
 	}
 	d.mu.Unlock()
 	d.stop()
+}
+
+// waitOrEnd waits for wg, or for ctx to end: a call that ignores its
+// context keeps its goroutine, and what it sent stays recorded as never
+// returned.
+func waitOrEnd(ctx context.Context, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // driver is what a history's processes share.
@@ -316,19 +315,25 @@ func (p *proc) begin(e Event) int {
 		if len(e.Faults) > 0 && e.Faults[0].Layer == "instore" {
 			bound += PeekBound
 		}
-		p.watch = time.AfterFunc(bound, func() { p.d.hung(p, i, e.Op, bound) })
+		p.watch = time.AfterFunc(bound, func() { p.d.hung(p, i, e.Op, bound, true) })
 	}
 	return i
+}
+
+// unwatch stops the hang watch of the call in flight; called with p.mu
+// held.
+func (p *proc) unwatch() {
+	if p.watch != nil {
+		p.watch.Stop()
+		p.watch = nil
+	}
 }
 
 // end records the return of event i and what came back.
 func (p *proc) end(i int, err error, fill func(*Event)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.watch != nil {
-		p.watch.Stop()
-		p.watch = nil
-	}
+	p.unwatch()
 	e := &p.events[i]
 	if ob := p.d.cfg.Observe; ob != nil && e.Inside == "" && e.Op != OpKill {
 		ob(e.Op, time.Since(p.start))
@@ -427,7 +432,7 @@ func (p *proc) kill() {
 	if err := p.h.WaitAbandoned(wait); err != nil && wait.Err() != nil && p.d.ctx.Err() == nil {
 		// A request abandoned in flight still running after its bound:
 		// the store ignores the context of a call it cannot answer.
-		p.d.hungIf(p, i, OpKill, bound, false)
+		p.d.hung(p, i, OpKill, bound, false)
 	}
 	p.h = nil
 }
@@ -716,10 +721,7 @@ func (p *proc) recoverPanic() {
 	for i := len(p.events) - 1; i >= 0; i-- {
 		if e := &p.events[i]; !e.Returned() {
 			e.Panic = panicText(v)
-			if p.watch != nil {
-				p.watch.Stop()
-				p.watch = nil
-			}
+			p.unwatch()
 			break
 		}
 	}

@@ -179,11 +179,9 @@ func (e *Event) Unknown() bool {
 type History struct {
 	// Seed is the seed the history was generated from.
 	Seed uint64 `json:"seed"`
-	// Procs is how many processes ran concurrently, observers included.
+	// Procs is how many processes ran concurrently, observers included
+	// (see Observers).
 	Procs int `json:"procs"`
-	// Observers counts the processes that only peeked inside held
-	// commits; the generator numbers them after the others.
-	Observers int `json:"observers,omitempty"`
 	// Lease is the lease the store declared (FenceTiming().Lease()); the
 	// checker bounds Held.Remaining and SupersededLease by it. Zero skips
 	// those bounds.
@@ -221,6 +219,26 @@ func (h *History) Racy() bool {
 		}
 	}
 	return false
+}
+
+// Observers counts the processes of h that only peeked inside held
+// commits: every event of theirs is an open, a kill, a close or a peek.
+func (h *History) Observers() int {
+	observer := map[int]bool{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		peekOnly := e.Inside != "" || e.Op == OpOpen || e.Op == OpKill || e.Op == OpClose
+		if seen, ok := observer[e.Proc]; !ok || seen {
+			observer[e.Proc] = peekOnly
+		}
+	}
+	n := 0
+	for _, ob := range observer {
+		if ob {
+			n++
+		}
+	}
+	return n
 }
 
 // Panicked reports whether a call of h panicked (Event.Panic).

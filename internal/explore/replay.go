@@ -109,21 +109,6 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 		}
 	}
 	out.Procs = len(ids)
-	observer := map[int]bool{}
-	for i := range src {
-		e := &src[i]
-		if _, seen := observer[e.Proc]; !seen {
-			observer[e.Proc] = true
-		}
-		if e.Inside == "" && e.Op != OpOpen && e.Op != OpKill && e.Op != OpClose {
-			observer[e.Proc] = false
-		}
-	}
-	for _, ob := range observer {
-		if ob {
-			out.Observers++
-		}
-	}
 	played := make([]Event, len(src))
 	started := make([]chan struct{}, len(src))
 	done := make([]chan struct{}, len(src))
@@ -159,7 +144,7 @@ dispatch:
 				break dispatch
 			}
 		}
-		if ps := peeks[src[i].Inside]; src[i].Inside != "" && ps != nil {
+		if ps := peeks[src[i].Inside]; ps != nil {
 			// A peek waits for its commit to be held at the site (or
 			// to have ended without getting there).
 			select {
@@ -179,14 +164,7 @@ dispatch:
 	for _, id := range ids {
 		close(procs[id].in)
 	}
-	all := make(chan struct{})
-	go func() { wg.Wait(); close(all) }()
-	select {
-	case <-all:
-	case <-ctx.Done():
-		// A call that ignores its context keeps its goroutine; what it
-		// sent stays recorded as never returned.
-	}
+	waitOrEnd(ctx, &wg)
 	for _, id := range ids {
 		procs[id].finish(ctx)
 	}
@@ -316,7 +294,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 			r.mu.Unlock()
 		}
 	}()
-	if ps := r.peeks[e.Inside]; e.Inside != "" && ps != nil {
+	if ps := r.peeks[e.Inside]; ps != nil {
 		defer ps.returned()
 	}
 	ev := Event{Proc: p.id, Op: e.Op, Mode: e.Mode, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
@@ -569,7 +547,7 @@ func answerOf(e *Event) string {
 // faults and clock, with the answers left out except the acquires'
 // grants (which name the tokens later events refer to).
 func Script(h *History) *History {
-	c := &History{Seed: h.Seed, Procs: h.Procs, Observers: h.Observers, Lease: h.Lease, Events: make([]Event, len(h.Events))}
+	c := &History{Seed: h.Seed, Procs: h.Procs, Lease: h.Lease, Events: make([]Event, len(h.Events))}
 	for i, e := range h.Events {
 		c.Events[i] = Event{ID: e.ID, Proc: e.Proc, Handle: e.Handle, Op: e.Op, Call: e.Call, Return: e.Return,
 			Mode: e.Mode, Token: e.Token, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,

@@ -97,7 +97,7 @@ func TestCanaryFailsNamingAnObligationAndReplays(t *testing.T) {
 
 	// A history of one process that is not racy: from this run, or else
 	// from a run of a later seed.
-	oneProc := func(o xp.HistoryFinding) bool { return o.History.Procs-o.History.Observers == 1 && !o.History.Racy() }
+	oneProc := func(o xp.HistoryFinding) bool { return o.History.Procs-o.History.Observers() == 1 && !o.History.Racy() }
 	i := slices.IndexFunc(simplest, oneProc)
 	for seed := uint64(4); i < 0 && seed < 12; seed++ {
 		cfg.Seed = seed
