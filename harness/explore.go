@@ -167,10 +167,10 @@ func (l *liveLine) print(final bool) {
 	l.printed = l.st.Histories
 	took := time.Since(l.began)
 	secs := took.Seconds()
-	of := fmt.Sprintf("/%d", l.st.Of)
+	count := fmt.Sprintf("%d/%d histories", l.st.Histories, l.st.Of)
 	if l.budget > 0 {
-		of = fmt.Sprintf(" in %s of %s", took.Round(time.Second), l.budget)
+		count = fmt.Sprintf("%d histories in %s of %s", l.st.Histories, took.Round(time.Second), l.budget)
 	}
-	fmt.Fprintf(l.out, "explore: %d%s histories (%.1f/s), %d operations, coverage %d/%d items, %d findings\n",
-		l.st.Histories, of, float64(l.st.Histories)/max(secs, 1e-3), l.st.Ops, l.st.Reached, l.st.Items, l.st.Findings)
+	fmt.Fprintf(l.out, "explore: %s (%.1f/s), %d operations, coverage %d/%d items, %d findings\n",
+		count, float64(l.st.Histories)/max(secs, 1e-3), l.st.Ops, l.st.Reached, l.st.Items, l.st.Findings)
 }

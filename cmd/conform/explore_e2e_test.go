@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestExploreTimeBudget(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, " of 2s histories") || !strings.Contains(r.stdout, "histories for 2s") {
+	if !regexp.MustCompile(`explore: [0-9]+ histories in [0-9]+s of 2s \(`).MatchString(r.stdout) || !strings.Contains(r.stdout, "histories for 2s") {
 		t.Errorf("the live line or header does not show the time budget:\n%s", r.stdout)
 	}
 	run, err := harness.ReadReport(dir)
