@@ -1,8 +1,15 @@
 package harness
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"testing"
+
+	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/reports"
 )
 
 // FuzzParseRepro feeds repro strings to the parser: it never panics, and
@@ -54,4 +61,47 @@ func TestParseReproRefusesInvalidText(t *testing.T) {
 			t.Errorf("ParseRepro(%q) accepted it", s)
 		}
 	}
+}
+
+// FuzzMergeReports feeds two report.json files, as 'conform merge' and
+// 'explore --replay' read them from disk, to ReadJSON and Merge: neither
+// panics, and a merged run renders to all four reports without panicking.
+func FuzzMergeReports(f *testing.F) {
+	enc := func(r *reports.Run) []byte {
+		r.Schema = reports.SchemaVersion
+		var b bytes.Buffer
+		if err := reports.WriteJSON(&b, r); err != nil {
+			f.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	ids := itemIDs(func(xp.Item) bool { return true })
+	f.Add(enc(shardRun(0, 2, reports.StatusPassed, ids...)), enc(shardRun(1, 2, reports.StatusFailed, ids[:3]...)))
+	f.Add(enc(shardRun(0, 1, reports.StatusPassed)), []byte(`{"schema":2}`))
+	f.Add([]byte(`{"schema":2,"shard":{"index":0,"count":1000000000000}}`), []byte(`{"schema":2,"shard":{"index":-1,"count":-3}}`))
+	f.Add([]byte(`{"schema":2,"shard":{"index":0,"count":2},"rows":[{"id":"explore-histories","chapter":"explore","status":"failed"}]}`),
+		[]byte(`{"schema":2,"shard":{"index":1,"count":2},"rows":[{"id":"explore-histories","chapter":"explore","status":"?"}],"explore":{"histories":-1,"coverage":{"x":-5}}}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var in []ShardReport
+		for i, data := range [][]byte{a, b} {
+			run, err := reports.ReadJSON(bytes.NewReader(data))
+			if err != nil {
+				continue
+			}
+			in = append(in, ShardReport{From: fmt.Sprint("shard-", i), Run: run})
+		}
+		for n := 1; n <= len(in); n++ {
+			m, err := Merge(slices.Clone(in[:n]))
+			if err != nil {
+				continue
+			}
+			_ = m.Verdict()
+			_ = m.Reasons()
+			for _, w := range []func(io.Writer, *reports.Run) error{reports.WriteJSON, reports.WriteJUnit, reports.WriteMarkdown, reports.WriteHTML} {
+				if err := w(io.Discard, m); err != nil {
+					t.Fatalf("a merged run does not render: %v", err)
+				}
+			}
+		}
+	})
 }

@@ -31,8 +31,11 @@ func WithLedger(ledger []reports.LedgerEntry) Option {
 	return func(o *Options) { o.Ledger = append([]reports.LedgerEntry(nil), ledger...) }
 }
 
+// MaxShards is the most shards a campaign may have.
+const MaxShards = 10_000
+
 // ParseShard parses "i/N", a shard index counting from 0 and a count of
-// shards: 0 <= i < N.
+// shards: 0 <= i < N <= MaxShards.
 func ParseShard(s string) (reports.Shard, error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
@@ -45,6 +48,8 @@ func ParseShard(s string) (reports.Shard, error) {
 		return reports.Shard{}, fmt.Errorf("--shard %q: want i/N with whole numbers, shard i of N counting from 0 (e.g. 0/4)", s)
 	case n < 1:
 		return reports.Shard{}, fmt.Errorf("--shard %q: the count of shards must be at least 1", s)
+	case n > MaxShards:
+		return reports.Shard{}, fmt.Errorf("--shard %q: the count of shards must be at most %d", s, MaxShards)
 	case i < 0 || i >= n:
 		return reports.Shard{}, fmt.Errorf("--shard %q: the shard index counts from 0 and must be below %d", s, n)
 	}

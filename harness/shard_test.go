@@ -20,7 +20,7 @@ func TestParseShard(t *testing.T) {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	for in, why := range map[string]string{"4/4": "below 4", "-1/4": "below 4", "0/0": "at least 1", "1": "want i/N", "a/4": "whole numbers", "1/4/2": "whole numbers", "": "want i/N"} {
+	for in, why := range map[string]string{"4/4": "below 4", "-1/4": "below 4", "0/0": "at least 1", "0/10001": "at most 10000", "1": "want i/N", "a/4": "whole numbers", "1/4/2": "whole numbers", "": "want i/N"} {
 		if _, err := ParseShard(in); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("ParseShard(%q) = %v, want an error saying %q", in, err, why)
 		}
@@ -138,11 +138,13 @@ func TestMergeRefuses(t *testing.T) {
 	budget := shardRun(1, 2, reports.StatusPassed)
 	budget.Explore.Histories = 11
 	for want, in := range map[string][]*reports.Run{
-		"shard 1/3 missing":                 {shardRun(0, 3, reports.StatusPassed), shardRun(2, 3, reports.StatusPassed)},
-		"shard 0/2 given twice: s0 and s1":  {shardRun(0, 2, reports.StatusPassed), shardRun(0, 2, reports.StatusPassed)},
-		"different shard counts":            {shardRun(0, 2, reports.StatusPassed), shardRun(1, 3, reports.StatusPassed)},
-		"played by shard 0/2 and shard 1/2": {shardRun(0, 2, reports.StatusPassed), other},
-		"different exploration budgets":     {shardRun(0, 2, reports.StatusPassed), budget},
+		"shard 1/3 missing":                               {shardRun(0, 3, reports.StatusPassed), shardRun(2, 3, reports.StatusPassed)},
+		"shard 0/2 given twice: s0 and s1":                {shardRun(0, 2, reports.StatusPassed), shardRun(0, 2, reports.StatusPassed)},
+		"different shard counts":                          {shardRun(0, 2, reports.StatusPassed), shardRun(1, 3, reports.StatusPassed)},
+		"played by shard 0/2 and shard 1/2":               {shardRun(0, 2, reports.StatusPassed), other},
+		"different exploration budgets":                   {shardRun(0, 2, reports.StatusPassed), budget},
+		"shard 0 of 1000000000000, which no campaign has": {shardRun(0, 1e12, reports.StatusPassed)},
+		"shard 2 of 2, which no campaign has":             {shardRun(2, 2, reports.StatusPassed)},
 	} {
 		var sh []ShardReport
 		for i, r := range in {
