@@ -41,7 +41,8 @@ if [ $# -eq 0 ]; then
 	# budget keeps a new input's minimization from taking the whole time.
 	echo "== fuzz, ${CONFORM_FUZZTIME:-4s} a target"
 	for target in internal/faults:FuzzParseFailpointFlag harness:FuzzParseRepro \
-		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine harness:FuzzMergeReports; do
+		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine harness:FuzzMergeReports \
+		stores/postgres:FuzzParseURL; do
 		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" -fuzzminimizetime 100x "./${target%%:*}"
 	done
 fi
