@@ -464,7 +464,7 @@ func (c Command) open(url string) (NewRealm, error) {
 // PreflightBound bounds the command's preflight: making a realm, opening
 // a handle and one ListHeads on it, in all. A larger --call-timeout raises
 // it to that.
-const PreflightBound = 10 * time.Second
+const PreflightBound = 8 * time.Second
 
 // preflight makes one realm, opens one handle on it and lists one page of
 // it, within bound in all, so that a store that cannot be reached, or

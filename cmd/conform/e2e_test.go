@@ -1252,7 +1252,8 @@ func TestRealmLockIsJudgedAtTheStallBound(t *testing.T) {
 
 // TestSilentServerIsRefusedByThePreflight points the command at a server
 // that accepts connections and never answers: the preflight refuses it
-// (exit 2) at its bound of 10 s, in one line.
+// (exit 2) at its bound of 8 s, in one line: the whole command within
+// the 10 s a user should wait.
 func TestSilentServerIsRefusedByThePreflight(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
