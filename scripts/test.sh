@@ -42,7 +42,8 @@ if [ $# -eq 0 ]; then
 	echo "== fuzz, ${CONFORM_FUZZTIME:-4s} a target"
 	for target in internal/faults:FuzzParseFailpointFlag harness:FuzzParseRepro \
 		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine harness:FuzzMergeReports \
-		stores/postgres:FuzzParseURL; do
+		stores/postgres:FuzzParseURL internal/explore:FuzzReplayScript internal/explore:FuzzDecodeRepro \
+		procstore:FuzzDecodeResponse; do
 		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" -fuzzminimizetime 100x "./${target%%:*}"
 	done
 fi
