@@ -195,7 +195,8 @@ func (s *Store) call(ctx context.Context, m *wire.Message, out any) error {
 }
 
 // decodeResult decodes an ok result into out and checks that the fields
-// its op requires are there.
+// its op requires are there, and that the heads, names and cursors it
+// carries are ones hoststore's Validate functions accept.
 func decodeResult(raw json.RawMessage, out any) error {
 	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		return fmt.Errorf("ok is %s, not an object", clip(string(raw), 80))
@@ -208,9 +209,28 @@ func decodeResult(raw json.RawMessage, out any) error {
 		if r.Token == nil || r.SupersededLeaseN == nil || *r.SupersededLeaseN < 0 {
 			return errors.New("acquire_fence needs token and a non-negative superseded_lease_ns")
 		}
+	case *wire.HeadResult:
+		if r.Head != nil {
+			if _, err := r.Head.VersionedHead(); err != nil {
+				return err
+			}
+		}
 	case *wire.Page:
 		if r.Heads == nil {
 			return errors.New("list_heads needs heads")
+		}
+		for _, h := range *r.Heads {
+			if err := hoststore.ScopeName(h.Name).Validate(); err != nil {
+				return fmt.Errorf("a listed head's %v", err)
+			}
+			if _, err := h.VersionedHead(); err != nil {
+				return err
+			}
+		}
+		if r.Next != nil {
+			if err := hoststore.ScopeName(*r.Next).Validate(); err != nil {
+				return fmt.Errorf("the next cursor's %v", err)
+			}
 		}
 	case *wire.Rows:
 		if r.Rows == nil {

@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -82,7 +84,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 			}
 		}
 	}
-	peeks := peeksOf(src)
+	held, peeks := peeksOf(src)
 	ctx, cancel := context.WithTimeout(ctx, cfg.HistoryTimeout)
 	defer cancel()
 	first, err := realm.Open(ctx)
@@ -92,7 +94,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 	if first == nil {
 		return nil, errors.New("open returned no handle and no error")
 	}
-	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), peeks: peeks, tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
+	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
 		batches: map[hoststore.CommitID]*Batch{}, sent: map[hoststore.CommitID]hoststore.CommitID{}}
 	out := &History{Seed: h.Seed, Lease: first.FenceTiming().Lease()}
 	if k, ok := first.(hoststore.Killer); ok {
@@ -122,7 +124,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 		go func() {
 			defer wg.Done()
 			for i := range p.in {
-				p.play(ctx, &src[i], &played[i], started[i], done[i])
+				p.play(ctx, &src[i], &played[i], held[i], peeks[i], started[i], done[i])
 			}
 		}()
 	}
@@ -144,7 +146,7 @@ dispatch:
 				break dispatch
 			}
 		}
-		if ps := peeks[src[i].Inside]; ps != nil {
+		if ps := peeks[i]; ps != nil {
 			// A peek waits for its commit to be held at the site (or
 			// to have ended without getting there).
 			select {
@@ -158,7 +160,10 @@ dispatch:
 		case <-ctx.Done():
 			break dispatch
 		}
-		<-started[i] // play closes it before it can block
+		select { // play closes started before it can block, and done always
+		case <-started[i]:
+		case <-done[i]:
+		}
 		dispatched++
 	}
 	for _, id := range ids {
@@ -193,8 +198,7 @@ func cmpInt64(a, b int64) int {
 // replayer is what a replay's processes share.
 type replayer struct {
 	realm   hoststore.HostStoreFactory
-	suffix  string                            // appended to every commit id sent
-	peeks   map[hoststore.CommitID]*peekState // read only once set
+	suffix  string // appended to every commit id sent
 	clock   atomic.Int64
 	handles atomic.Int64
 
@@ -230,14 +234,29 @@ func (r *replayer) batch(b *Batch, own hoststore.FenceToken) (*Batch, *hoststore
 		rb = &Batch{ID: b.ID, Token: r.tokenLocked(b.Token, own), Updates: cloneUpdates(b.Updates)}
 		r.batches[b.ID] = rb
 	}
-	id := b.ID + hoststore.CommitID(r.suffix)
-	if len(id) > hoststore.MaxCommitIDBytes {
-		id = b.ID[:hoststore.MaxCommitIDBytes-len(r.suffix)] + hoststore.CommitID(r.suffix)
-	}
+	id := sentID(b.ID, r.suffix)
 	r.sent[id] = b.ID
 	r.mu.Unlock()
 	built, err := hoststore.NewCommitBatch(id, rb.Token, rb.Updates)
 	return rb, built, err
+}
+
+// sentID returns the id a replay sends for recorded id: id and suffix, or,
+// when that is over MaxCommitIDBytes, as much of id as fits, cut between
+// two characters, with a hash of the whole id before the suffix, so that
+// two long ids stay two ids.
+func sentID(id hoststore.CommitID, suffix string) hoststore.CommitID {
+	if len(id)+len(suffix) <= hoststore.MaxCommitIDBytes {
+		return id + hoststore.CommitID(suffix)
+	}
+	sum := fnv.New64a()
+	sum.Write([]byte(id))
+	tail := fmt.Sprintf("~%016x%s", sum.Sum64(), suffix)
+	head := string(id[:max(hoststore.MaxCommitIDBytes-len(tail), 0)])
+	for head != "" && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	return hoststore.CommitID(head + tail)
 }
 
 // unsend maps a commit id the store answered back to the recorded one.
@@ -284,7 +303,9 @@ func (p *rproc) finish(ctx context.Context) {
 
 // play plays event e, recording it in out; it closes started once the
 // call is on the clock and done once it returned.
-func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done chan struct{}) {
+// A commit some peeks are inside of has held set; a peek has peek set, the
+// state of the commit it is inside of.
+func (p *rproc) play(ctx context.Context, e *Event, out *Event, held, peek *peekState, started, done chan struct{}) {
 	r := p.r
 	defer close(done)
 	defer func() {
@@ -294,8 +315,11 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 			r.mu.Unlock()
 		}
 	}()
-	if ps := r.peeks[e.Inside]; ps != nil {
-		defer ps.returned()
+	if peek != nil {
+		defer peek.returned()
+	}
+	if held != nil {
+		defer held.arrive() // a commit that never got to its site, or was not sent
 	}
 	ev := Event{Proc: p.id, Op: e.Op, Mode: e.Mode, Scope: e.Scope, Kind: e.Kind, After: e.After, From: e.From, Limit: e.Limit,
 		Faults: slices.Clone(e.Faults), Inside: e.Inside}
@@ -414,7 +438,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, started, done ch
 		rows, err = p.h.ReadRows(ctx, *e.Scope, e.From, e.Limit)
 		end(func(o *Event) { o.Rows = rows })
 	case OpCommit:
-		disarm := inject(p.h, ev.Faults, built.CommitID(), r.peeks[e.Batch.ID])
+		disarm := inject(p.h, ev.Faults, built.CommitID(), held)
 		begin()
 		err = p.h.Commit(ctx, built)
 		end(func(o *Event) { recordCommitLoss(o, err, ev.Faults) })
@@ -443,26 +467,32 @@ func (ps *peekState) returned() {
 	}
 }
 
-// peeksOf returns, for each commit of src with an in-store crash that
-// events of src were made inside of, the state its replay keeps.
-func peeksOf(src []Event) map[hoststore.CommitID]*peekState {
-	crashes := map[hoststore.CommitID]bool{}
-	out := map[hoststore.CommitID]*peekState{}
+// peeksOf returns, for each event of src (in call order), the state kept
+// for it: held[i] for a commit with an in-store crash that peeks are
+// inside of, peek[i] for a peek, the state of the commit it is inside of.
+// An event is a peek of the latest send of the commit it names (Inside)
+// with an in-store crash that was called before it, when another process
+// made it before that send returned; an event naming a commit that no
+// such send explains is played as a plain call.
+func peeksOf(src []Event) (held, peek []*peekState) {
+	held, peek = make([]*peekState, len(src)), make([]*peekState, len(src))
+	crash := map[hoststore.CommitID]int{} // id → its latest send with a crash
 	for i := range src {
 		e := &src[i]
-		if e.Inside != "" && crashes[e.Inside] {
-			ps := out[e.Inside]
+		if c, ok := crash[e.Inside]; ok && e.Inside != "" && src[c].Proc != e.Proc && (!src[c].Returned() || e.Call < src[c].Return) {
+			ps := held[c]
 			if ps == nil {
 				ps = &peekState{arrived: make(chan struct{}), allDone: make(chan struct{})}
-				out[e.Inside] = ps
+				held[c] = ps
 			}
 			ps.pending.Add(1)
+			peek[i] = ps
 		}
 		if e.Op == OpCommit && e.Batch != nil && slices.ContainsFunc(e.Faults, func(f Fault) bool { return f.Layer == "instore" && f.Kind == "crash" }) {
-			crashes[e.Batch.ID] = true
+			crash[e.Batch.ID] = i
 		}
 	}
-	return out
+	return held, peek
 }
 
 // inject sets up the recorded faults of a commit of id on h, as the
@@ -605,16 +635,94 @@ func DecodeRepro(s string) (*History, error) {
 	if len(data) > maxReproJSON {
 		return nil, fmt.Errorf("explore: repro: over %d bytes of JSON", maxReproJSON)
 	}
+	return decodeScript(data)
+}
+
+// Bounds on a script read from a repro, far above what a generated or
+// shrunk history holds (MaxOps operations over at most 4 processes and
+// their observers).
+const (
+	maxReproEvents = 1 << 14
+	maxReproProcs  = 64
+)
+
+// decodeScript returns the script whose JSON is data, as DecodeRepro
+// reads it, or an error naming the first thing wrong with it: too many
+// events, or an event with an unknown operation, a process out of range,
+// a clock that is not positive or a return not after its call, an acquire
+// mode that is not one, a missing argument, a batch NewCommitBatch
+// refuses, or a fault that is not one replay injects.
+func decodeScript(data []byte) (*History, error) {
 	var h History
 	if err := json.Unmarshal(data, &h); err != nil {
 		return nil, fmt.Errorf("explore: repro: %w", err)
 	}
+	if len(h.Events) > maxReproEvents {
+		return nil, fmt.Errorf("explore: repro: %d events, over the limit of %d", len(h.Events), maxReproEvents)
+	}
 	for i := range h.Events {
-		if e := &h.Events[i]; e.Op == OpCommit && e.Batch == nil || (e.Op == OpLoad || e.Op == OpRead) && e.Scope == nil {
-			return nil, fmt.Errorf("explore: repro: event %d (%s) lacks its arguments", i, e.Op)
+		if err := checkScriptEvent(&h.Events[i]); err != nil {
+			return nil, fmt.Errorf("explore: repro: event %d: %w", i, err)
 		}
 	}
 	return &h, nil
+}
+
+// checkScriptEvent returns what is wrong with e as an event of a script
+// Replay plays, or nil.
+func checkScriptEvent(e *Event) error {
+	switch e.Op {
+	case OpAcquire, OpRenew, OpLapse, OpLoad, OpList, OpRead, OpCommit, OpOpen, OpKill, OpClose:
+	default:
+		return fmt.Errorf("unknown operation %.32q", e.Op)
+	}
+	if e.Proc < 0 || e.Proc >= maxReproProcs {
+		return fmt.Errorf("proc %d out of range [0, %d)", e.Proc, maxReproProcs)
+	}
+	if e.Call < 1 {
+		return fmt.Errorf("call %d is not a positive clock", e.Call)
+	}
+	if e.Return != 0 && e.Return <= e.Call {
+		return fmt.Errorf("return %d is not after call %d", e.Return, e.Call)
+	}
+	if e.Op == OpAcquire && e.Mode != hoststore.Exclusive.String() && e.Mode != hoststore.Takeover.String() {
+		return fmt.Errorf("acquire mode %.32q is not Exclusive or Takeover", e.Mode)
+	}
+	if e.Op == OpCommit && e.Batch == nil || (e.Op == OpLoad || e.Op == OpRead) && e.Scope == nil {
+		return fmt.Errorf("%s lacks its arguments", e.Op)
+	}
+	if e.Op == OpCommit {
+		if _, err := e.Batch.Build(); err != nil {
+			return err
+		}
+	}
+	if len(e.Faults) > 0 && e.Op != OpCommit {
+		return fmt.Errorf("faults on a %s: only a commit takes faults", e.Op)
+	}
+	for _, f := range e.Faults {
+		if !replayable(f) {
+			return fmt.Errorf("fault %.64q is not one replay injects", f.String())
+		}
+	}
+	return nil
+}
+
+// replayable reports whether inject injects f: a kill before the send, in
+// flight or after the answer, an Indeterminate answer before the send or
+// after the answer, or a crash at an in-store site, at a pass not below 0.
+func replayable(f Fault) bool {
+	switch f.Layer {
+	case "wrapper":
+		switch f.Site {
+		case faults.BeforeSend.String(), faults.AfterAnswer.String():
+			return f.Kind == "kill" || f.Kind == "indeterminate"
+		case faults.InFlight.String():
+			return f.Kind == "kill"
+		}
+	case "instore":
+		return f.Kind == "crash" && f.Pass >= 0 && slices.Contains(instore.Sites, instore.Site(f.Site))
+	}
+	return false
 }
 
 // Twice is what ReplayTwice found.

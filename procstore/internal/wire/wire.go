@@ -268,7 +268,9 @@ func ErrorOf(err error) *Error {
 }
 
 // Err returns the contract error e names, or an error saying why e names
-// none.
+// none: an unknown kind, a missing field, a conflict over a scope
+// hoststore.ScopeRef.Validate refuses or at a version below the first, or
+// a negative remaining_ns.
 func (e *Error) Err() (error, error) {
 	switch e.Kind {
 	case "conflict":
@@ -276,11 +278,17 @@ func (e *Error) Err() (error, error) {
 			return nil, fmt.Errorf("a conflict error without its scope")
 		}
 		ref, err := e.Scope.ScopeRef()
+		if err == nil {
+			err = ref.Validate()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("a conflict error: %v", err)
 		}
 		ce := &hoststore.ConflictError{Scope: ref}
 		if e.Current != nil {
+			if *e.Current < uint64(hoststore.FirstVersion) {
+				return nil, fmt.Errorf("a conflict error with current version %d, below the first version %d", *e.Current, hoststore.FirstVersion)
+			}
 			ce.Current = hoststore.Ptr(hoststore.ScopeVersion(*e.Current))
 		}
 		return ce, nil
@@ -340,10 +348,18 @@ func HeadOf(name string, h hoststore.VersionedHead) Head {
 	return Head{Name: name, Version: uint64(h.Version), CommitID: string(h.CommitID), Head: hoststore.Ptr(nonNil(h.Head))}
 }
 
-// VersionedHead returns the head h names, or an error for a malformed one.
+// VersionedHead returns the head h names, or an error for a malformed one:
+// without its bytes, with a commit id hoststore.ParseCommitID refuses, or
+// with a version below hoststore.FirstVersion.
 func (h Head) VersionedHead() (hoststore.VersionedHead, error) {
 	if h.Head == nil || h.CommitID == "" {
 		return hoststore.VersionedHead{}, fmt.Errorf("a head without its bytes or commit id")
+	}
+	if err := hoststore.CommitID(h.CommitID).Validate(); err != nil {
+		return hoststore.VersionedHead{}, fmt.Errorf("a head whose %v", err)
+	}
+	if h.Version < uint64(hoststore.FirstVersion) {
+		return hoststore.VersionedHead{}, fmt.Errorf("a head at version %d, below the first version %d", h.Version, hoststore.FirstVersion)
 	}
 	return hoststore.VersionedHead{Version: hoststore.ScopeVersion(h.Version), CommitID: hoststore.CommitID(h.CommitID), Head: *h.Head}, nil
 }
