@@ -99,6 +99,9 @@ type Options struct {
 	// exploration chapter, as a repro's history= carries it: the chapter
 	// replays it exactly, twice, instead of regenerating ExploreHist.
 	ExploreHistory string
+	// ExploreParallel is how many exploration histories play at once
+	// (WithExploreParallel); 0 or 1 plays one at a time.
+	ExploreParallel int
 	// ExploreProgress, when set, gets the exploration chapter's progress
 	// after each history.
 	ExploreProgress func(ExploreStatus)
@@ -153,6 +156,22 @@ func (o Options) exploreBudget() int {
 		return DefaultExploreHistories
 	}
 	return o.Explore
+}
+
+// MaxExploreParallel is the most exploration histories that may play at
+// once.
+const MaxExploreParallel = 64
+
+// WithExploreParallel plays n exploration histories at once, each over a
+// realm of its own (at most MaxExploreParallel; 0 or 1: one at a time).
+// It speeds up a store whose calls wait on a network or a disk. The
+// histories and their verdicts stay the same: each is generated from its
+// own seed and judged alone, in order. newRealm and the realms' Close are
+// still called one at a time, but the realms live side by side: a store
+// whose realms share a clock, so that LapseFenceLeases on one lapses the
+// leases of another, must keep to one at a time.
+func WithExploreParallel(n int) Option {
+	return func(o *Options) { o.ExploreParallel = min(max(n, 0), MaxExploreParallel) }
 }
 
 // WithExploreProgress gives f the exploration chapter's progress after

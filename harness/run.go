@@ -229,6 +229,7 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 		Explore: chapter.ExploreConfig{
 			Histories: o.exploreBudget(),
 			For:       o.exploreFor,
+			Parallel:  o.ExploreParallel,
 			Only:      o.ExploreHist,
 			History:   o.ExploreHistory,
 			Repro: func(i int) string {

@@ -147,9 +147,12 @@ func between(t *testing.T, s, from, to string) string {
 	return out
 }
 
+// TestExploreCommandWritesReports runs a campaign of 40 histories, three
+// at a time: it passes, with a final live line and reports that say so.
+// Bad input exits 2.
 func TestExploreCommandWritesReports(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "reports")
-	r := conform(t, "explore", "--histories", "40", "--seed", "9", "--report-dir", dir)
+	r := conform(t, "explore", "--histories", "40", "--seed", "9", "--explore-parallel", "3", "--report-dir", dir)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -163,7 +166,8 @@ func TestExploreCommandWritesReports(t *testing.T) {
 	if run.Seed != 9 || exploreRowOf(t, run).Status != reports.StatusPassed || !strings.Contains(exploreRowOf(t, run).Output, "explored 40 histories") {
 		t.Errorf("report: seed %d, row %+v", run.Seed, exploreRowOf(t, run))
 	}
-	for _, args := range [][]string{{"explore", "--histories", "0"}, {"explore", "stray"}, {"explore", "--store", "mongo:x"}} {
+	for _, args := range [][]string{{"explore", "--histories", "0"}, {"explore", "stray"}, {"explore", "--store", "mongo:x"},
+		{"explore", "--explore-parallel", "0"}, {"run", "--explore-parallel", "65"}} {
 		if r := conform(t, args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
 		}

@@ -115,6 +115,10 @@ type ExploreConfig struct {
 	// (Histories still bounds it). A campaign's choice; a certifying run
 	// counts histories only.
 	For time.Duration
+	// Parallel is how many histories play at once, each over its own
+	// realm; 0 or 1 plays one at a time. Histories are judged in order
+	// all the same.
+	Parallel int
 }
 
 // On reports whether a run with c includes the exploration chapter.

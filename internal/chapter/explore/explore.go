@@ -42,6 +42,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -193,6 +195,14 @@ type Outcome struct {
 // (plan). A replay (cfg.Explore.Only) plays its history up to Replays
 // times and stops at the first failure. It returns an error only when a realm
 // cannot be made or opened, with what ran before.
+//
+// With cfg.Explore.Parallel above 1, that many histories play at once,
+// each over its own realm; a replay plays one at a time. Histories are
+// judged and recorded in plan order all the same, and the run stops at
+// the same history as one at a time would (a hang, a panic, a replay's
+// failure, the end of ctx): the histories still playing past it are
+// cancelled and not counted. cfg.NewRealm and the realms' Close are
+// called one at a time.
 func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 	x := cfg.Explore
 	out := Outcome{Replay: x.Only != nil}
@@ -201,77 +211,180 @@ func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
 	if x.For > 0 {
 		until = time.Now().Add(x.For)
 	}
-	for p := range todo {
-		if ctx.Err() != nil {
-			out.Stopped = true
-			return out, nil
-		}
-		if p.ledger == nil && !until.IsZero() && !time.Now().Before(until) {
-			out.TimeUp = true
-			return out, nil
-		}
-		i, seed := p.index, p.seed
-		realm, err := cfg.NewRealm(ctx)
-		if err != nil {
-			return out, fmt.Errorf("history %d: a new realm: %w", i, err)
-		}
-		h, err := xp.Play(ctx, realm, seed, playConfig(cfg))
-		if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
-			if cerr := c.Close(); cerr != nil && cfg.Warn != nil {
-				cfg.Warn(fmt.Sprintf("closing the realm of exploration history %d: %v", i, cerr))
+	workers := max(1, x.Parallel)
+	if out.Replay {
+		workers = 1
+	}
+	pctx, stop := context.WithCancel(ctx)
+	jobs := make(chan job)
+	results := make(chan played)
+	var timeUp atomic.Bool
+	go func() {
+		defer close(jobs)
+		seq := 0
+		for p := range todo {
+			if pctx.Err() != nil {
+				return
+			}
+			if p.ledger == nil && !until.IsZero() && !time.Now().Before(until) {
+				timeUp.Store(true)
+				return
+			}
+			select {
+			case jobs <- job{seq: seq, p: p}:
+				seq++
+			case <-pctx.Done():
+				return
 			}
 		}
-		if err != nil {
-			return out, fmt.Errorf("history %d (seed %d): %w", i, seed, err)
-		}
-		if ctx.Err() != nil {
-			// Cut short by the run's end: its calls were cancelled, so it
-			// judges nothing.
-			out.Stopped = true
-			return out, nil
-		}
-		out.Played++
-		out.Coverage.Add(h)
-		v := xp.Check(h, xp.CheckConfig{Timeout: checkBound})
-		if v.Result == xp.Undecided {
-			out.Undecided++
-		}
-		headline := ""
-		var failed *xp.HistoryFinding
-		if len(v.Findings) > 0 {
-			failed = &xp.HistoryFinding{Index: i, Seed: seed, Findings: v.Findings, History: h}
-			out.Failed = append(out.Failed, *failed)
-		}
-		replayed := out.record(p, failed)
-		if failed != nil {
-			headline = fmt.Sprintf("history %d: %s", i, v.Findings[0])
-			if p.ledger != nil {
-				headline = "replayed from the ledger: " + headline
+	}()
+	var realmMu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r := playOne(pctx, cfg, j, &realmMu)
+				select {
+				case results <- r:
+				case <-pctx.Done():
+					return
+				}
 			}
-			if r := reproOf(cfg, out, *failed); r != "" {
-				headline += "\n  repro: " + r
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+	defer func() {
+		stop()
+		for range results {
+			// Drain: every worker has closed its realm once results closes.
+		}
+	}()
+
+	next := 0
+	pending := map[int]played{}
+	for r := range results {
+		pending[r.seq] = r
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
 			}
-		}
-		if x.Progress != nil {
-			x.Progress(chapter.ExploreStatus{Histories: out.Played, Of: n, Ops: out.Coverage.Ops,
-				Reached: out.Coverage.Reached(), Items: len(xp.Items()), Findings: len(out.Failed), Finding: headline, Replayed: replayed})
-		}
-		if out.Replay && len(out.Failed) > 0 {
-			return out, nil
-		}
-		if h.Hang != nil {
-			// Every later history would hang again, each for a bound.
-			out.Hung = true
-			return out, nil
-		}
-		if h.Panicked() {
-			// A store that panics would have killed the process it
-			// runs in: the run ends with it.
-			out.Panicked = true
-			return out, nil
+			delete(pending, next)
+			next++
+			if done, err := out.judge(ctx, cfg, n, r); done || err != nil {
+				return out, err
+			}
 		}
 	}
+	switch {
+	case ctx.Err() != nil:
+		out.Stopped = true
+	case timeUp.Load():
+		out.TimeUp = true
+	}
 	return out, nil
+}
+
+// job is one planned history, seq its place in the plan.
+type job struct {
+	seq int
+	p   planned
+}
+
+// played is what playing a job gave: the history, or why there is none.
+type played struct {
+	job
+	h   *xp.History
+	err error
+	// cut is set when the run's context ended while the history played:
+	// its calls were cancelled, so it judges nothing.
+	cut bool
+}
+
+// playOne makes a realm (under realmMu), plays j's history on it, and
+// closes the realm (under realmMu) unless the run keeps its realms.
+func playOne(ctx context.Context, cfg chapter.Config, j job, realmMu *sync.Mutex) played {
+	r := played{job: j}
+	i, seed := j.p.index, j.p.seed
+	realmMu.Lock()
+	realm, err := cfg.NewRealm(ctx)
+	realmMu.Unlock()
+	if err != nil {
+		r.err = fmt.Errorf("history %d: a new realm: %w", i, err)
+		return r
+	}
+	r.h, err = xp.Play(ctx, realm, seed, playConfig(cfg))
+	if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
+		realmMu.Lock()
+		cerr := c.Close()
+		realmMu.Unlock()
+		if cerr != nil && cfg.Warn != nil {
+			cfg.Warn(fmt.Sprintf("closing the realm of exploration history %d: %v", i, cerr))
+		}
+	}
+	if err != nil {
+		r.err = fmt.Errorf("history %d (seed %d): %w", i, seed, err)
+	}
+	r.cut = ctx.Err() != nil
+	return r
+}
+
+// judge checks one played history, in plan order, records it in o and
+// reports progress. It returns done when the run ends with it, and the
+// error of a history that could not be played.
+func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played) (done bool, err error) {
+	x := cfg.Explore
+	if r.err != nil {
+		return true, r.err
+	}
+	if r.cut || ctx.Err() != nil {
+		o.Stopped = true
+		return true, nil
+	}
+	p, h := r.p, r.h
+	i, seed := p.index, p.seed
+	o.Played++
+	o.Coverage.Add(h)
+	v := xp.Check(h, xp.CheckConfig{Timeout: checkBound})
+	if v.Result == xp.Undecided {
+		o.Undecided++
+	}
+	headline := ""
+	var failed *xp.HistoryFinding
+	if len(v.Findings) > 0 {
+		failed = &xp.HistoryFinding{Index: i, Seed: seed, Findings: v.Findings, History: h}
+		o.Failed = append(o.Failed, *failed)
+	}
+	replayed := o.record(p, failed)
+	if failed != nil {
+		headline = fmt.Sprintf("history %d: %s", i, v.Findings[0])
+		if p.ledger != nil {
+			headline = "replayed from the ledger: " + headline
+		}
+		if rl := reproOf(cfg, *o, *failed); rl != "" {
+			headline += "\n  repro: " + rl
+		}
+	}
+	if x.Progress != nil {
+		x.Progress(chapter.ExploreStatus{Histories: o.Played, Of: n, Ops: o.Coverage.Ops,
+			Reached: o.Coverage.Reached(), Items: len(xp.Items()), Findings: len(o.Failed), Finding: headline, Replayed: replayed})
+	}
+	switch {
+	case o.Replay && len(o.Failed) > 0:
+		return true, nil
+	case h.Hang != nil:
+		// Every later history would hang again, each for a bound.
+		o.Hung = true
+		return true, nil
+	case h.Panicked():
+		// A store that panics would have killed the process it runs
+		// in: the run ends with it.
+		o.Panicked = true
+		return true, nil
+	}
+	return false, nil
 }
 
 // playConfig returns the configuration histories play under: the per-call
