@@ -595,6 +595,16 @@ func (s *shrinker) lowerLimits() (bool, error) {
 // act.
 func (s *shrinker) rename() (bool, error) {
 	h := s.cur()
+	c := renamed(h)
+	if Script(c).Text() == Script(h).Text() {
+		return false, nil
+	}
+	return s.try(c)
+}
+
+// renamed returns a copy of h with the names rename gives: a peek's
+// Inside follows its commit's new id.
+func renamed(h *History) *History {
 	c := clone(h)
 	ids := map[hoststore.CommitID]int{}
 	for _, id := range batchIDs(h) {
@@ -607,6 +617,9 @@ func (s *shrinker) rename() (bool, error) {
 			procs[e.Proc] = len(procs)
 		}
 		e.Proc = procs[e.Proc]
+		if n, ok := ids[e.Inside]; ok && e.Inside != "" {
+			e.Inside = hoststore.CommitID(fmt.Sprintf("c%d", n))
+		}
 		if e.Batch == nil {
 			continue
 		}
@@ -622,8 +635,5 @@ func (s *shrinker) rename() (bool, error) {
 			}
 		}
 	}
-	if Script(c).Text() == Script(h).Text() {
-		return false, nil
-	}
-	return s.try(c)
+	return c
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -210,4 +211,45 @@ func TestShrinkPassingHistory(t *testing.T) {
 	if st.Reproduced || g.History != f.History || st.Replays == 0 {
 		t.Fatalf("want the finding back unshrunk and not reproduced, got %+v", st)
 	}
+}
+
+// TestRenameKeepsPeeksInsideTheirCommits: after the shrinker renames
+// commit ids, every peek still names the commit it was made inside of,
+// under that commit's new id, so a shrunk peek replays as a peek.
+func TestRenameKeepsPeeksInsideTheirCommits(t *testing.T) {
+	for i := range 400 {
+		h, err := Play(context.Background(), reference.NewFactory(), HistorySeed(43, i), Config{MaxOps: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inside []int
+		for k, e := range h.Events {
+			if e.Inside != "" {
+				inside = append(inside, k)
+			}
+		}
+		if len(inside) == 0 {
+			continue
+		}
+		c := renamed(h)
+		for _, k := range inside {
+			was, now := h.Events[k].Inside, c.Events[k].Inside
+			var before, after []int
+			for j, e := range h.Events {
+				if e.Op == OpCommit && e.Batch.ID == was {
+					before = append(before, j)
+				}
+			}
+			for j, e := range c.Events {
+				if e.Op == OpCommit && e.Batch.ID == now {
+					after = append(after, j)
+				}
+			}
+			if len(before) == 0 || !slices.Equal(before, after) {
+				t.Fatalf("history %d, event %d: inside %q (the commits at %v), renamed inside %q (the commits at %v)", i, k, was, before, now, after)
+			}
+		}
+		return
+	}
+	t.Fatal("no history of 400 made a peek")
 }
