@@ -82,16 +82,16 @@ func FuzzMergeReports(f *testing.F) {
 	f.Add([]byte(`{"schema":2,"shard":{"index":0,"count":2},"rows":[{"id":"explore-histories","chapter":"explore","status":"failed"}]}`),
 		[]byte(`{"schema":2,"shard":{"index":1,"count":2},"rows":[{"id":"explore-histories","chapter":"explore","status":"?"}],"explore":{"histories":-1,"coverage":{"x":-5}}}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		var in []ShardReport
+		var in []shardReport
 		for i, data := range [][]byte{a, b} {
 			run, err := reports.ReadJSON(bytes.NewReader(data))
 			if err != nil {
 				continue
 			}
-			in = append(in, ShardReport{From: fmt.Sprint("shard-", i), Run: run})
+			in = append(in, shardReport{From: fmt.Sprint("shard-", i), Run: run})
 		}
 		for n := 1; n <= len(in); n++ {
-			m, err := Merge(slices.Clone(in[:n]))
+			m, err := mergeShards(slices.Clone(in[:n]))
 			if err != nil {
 				continue
 			}

@@ -15,31 +15,31 @@ import (
 	"github.com/conform-spi/conform/reports"
 )
 
-// ShardReport is the report of one shard, with where it was read from
+// shardReport is the report of one shard, with where it was read from
 // (named in a refusal).
-type ShardReport struct {
+type shardReport struct {
 	From string
 	Run  *reports.Run
 }
 
-// Merge joins the reports of the shards of one campaign into the report
+// mergeShards joins the reports of the shards of one campaign into the report
 // of the whole, as one unsharded run with the same seed would have
 // written it: each row from the shard that ran it, and the exploration
 // row, which every shard runs over its part of the histories, from all of
 // them: its histories, operations and coverage added up, its failures
 // and ledger joined, and what it left not exercised judged again on the
-// sum. The merged verdict follows from those rows. Merge refuses, naming
+// sum. The merged verdict follows from those rows. It refuses, naming
 // the shards, reports of different seeds, conform versions, stores,
 // failpoints or budgets, a report of no shard, the same shard twice and a
 // shard missing.
-func Merge(shards []ShardReport) (*reports.Run, error) {
+func mergeShards(shards []shardReport) (*reports.Run, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("give the report directories of the shards")
 	}
 	if err := checkShards(shards); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(shards, func(a, b ShardReport) int { return a.Run.Shard.Index - b.Run.Shard.Index })
+	slices.SortFunc(shards, func(a, b shardReport) int { return a.Run.Shard.Index - b.Run.Shard.Index })
 	first := shards[0].Run
 	out := &reports.Run{
 		Schema:               reports.SchemaVersion,
@@ -105,7 +105,7 @@ func Merge(shards []ShardReport) (*reports.Run, error) {
 // the tool and its version, the store, the failpoints, the declaration
 // of no in-store sites, the count of shards, the rows and the budget; no
 // shard may come twice, and none may be missing.
-func checkShards(shards []ShardReport) error {
+func checkShards(shards []shardReport) error {
 	for _, s := range shards {
 		if s.Run.Shard == nil {
 			return fmt.Errorf("%s is the report of an unsharded run (no shard recorded); merge takes the reports of 'conform explore --shard i/N' or 'conform run --shard i/N'", s.From)
@@ -180,7 +180,7 @@ func rowIDs(r *reports.Run) string {
 // mergeExploration adds up the shards' explorations, in shard order; nil
 // when none ran the chapter. A history seed played by two shards is
 // refused: the shards overlap.
-func mergeExploration(shards []ShardReport) (*reports.Exploration, error) {
+func mergeExploration(shards []shardReport) (*reports.Exploration, error) {
 	var out *reports.Exploration
 	by := map[uint64]string{}
 	for _, s := range shards {
@@ -288,7 +288,7 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 0 {
 		return refuse(stderr, name, "give the report directories of the shards, e.g. conform merge shard-0 shard-1 --report-dir merged")
 	}
-	var shards []ShardReport
+	var shards []shardReport
 	for _, p := range pos {
 		if filepath.Clean(p) == filepath.Clean(*out) {
 			return refuse(stderr, name, "--report-dir %q is one of the shards' directories: merge into another", *out)
@@ -297,12 +297,12 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return refuse(stderr, name, "%s: %v", p, err)
 		}
-		shards = append(shards, ShardReport{From: p, Run: run})
+		shards = append(shards, shardReport{From: p, Run: run})
 	}
 	if err := checkReportDir(*out); err != nil {
 		return refuse(stderr, name, "--report-dir %q: %v", *out, err)
 	}
-	run, err := Merge(shards)
+	run, err := mergeShards(shards)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}

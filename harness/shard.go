@@ -17,7 +17,7 @@ import (
 // (as Kubernetes' $JOB_COMPLETION_INDEX does): the exploration chapter
 // plays only the histories i with i%count == index (and replays only the
 // ledger's entries k with k%count == index). The command's `run --shard`
-// also splits the other rows (RowInShard). The count shards of one seed
+// also splits the other rows (rowInShard). The count shards of one seed
 // together play every history of the budget once, and `conform merge`
 // joins their reports into the report of one unsharded run.
 func WithShard(index, count int) Option {
@@ -34,9 +34,9 @@ func WithLedger(ledger []reports.LedgerEntry) Option {
 // MaxShards is the most shards a campaign may have.
 const MaxShards = 10_000
 
-// ParseShard parses "i/N", a shard index counting from 0 and a count of
+// parseShard parses "i/N", a shard index counting from 0 and a count of
 // shards: 0 <= i < N <= MaxShards.
-func ParseShard(s string) (reports.Shard, error) {
+func parseShard(s string) (reports.Shard, error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
 		return reports.Shard{}, fmt.Errorf("--shard %q: want i/N, shard i of N counting from 0 (e.g. 0/4)", s)
@@ -56,10 +56,10 @@ func ParseShard(s string) (reports.Shard, error) {
 	return reports.Shard{Index: i, Count: n}, nil
 }
 
-// RowInShard reports whether row id belongs to shard index of count:
+// rowInShard reports whether row id belongs to shard index of count:
 // the FNV-1a hash (32 bits) of the row's ID, modulo count, is index. It
 // depends on the ID alone, so every machine splits the rows the same way.
-func RowInShard(id reports.RowID, index, count int) bool {
+func rowInShard(id reports.RowID, index, count int) bool {
 	if count <= 1 {
 		return true
 	}
@@ -70,7 +70,7 @@ func RowInShard(id reports.RowID, index, count int) bool {
 
 // shardFilter returns label filter f narrowed to the rows of shard s among
 // the chapters o runs: the rows whose ID hashes to the shard
-// (RowInShard), and the exploration row in every shard, which splits its
+// (rowInShard), and the exploration row in every shard, which splits its
 // histories instead. It refuses a shard that holds no row.
 func shardFilter(f string, s reports.Shard, o Options) (string, error) {
 	if s.Count <= 1 {
@@ -84,7 +84,7 @@ func shardFilter(f string, s reports.Shard, o Options) (string, error) {
 	var rows []string
 	for _, ch := range chs {
 		for _, r := range ch.Rows() {
-			if sel[r.ID] && (r.ID == explore.RowID || RowInShard(r.ID, s.Index, s.Count)) {
+			if sel[r.ID] && (r.ID == explore.RowID || rowInShard(r.ID, s.Index, s.Count)) {
 				rows = append(rows, "row:"+string(r.ID))
 			}
 		}
@@ -154,7 +154,7 @@ func campaignFlags(shard, replay string, f runFlags) (reports.Shard, []reports.L
 	var sh reports.Shard
 	if shard != "" {
 		var err error
-		if sh, err = ParseShard(shard); err != nil {
+		if sh, err = parseShard(shard); err != nil {
 			return sh, nil, err
 		}
 		if sh.Count > 1 && f.seed == 0 {
@@ -181,7 +181,7 @@ func runShard(shard, filter string, f runFlags) (reports.Shard, string, error) {
 	if shard == "" {
 		return reports.Shard{}, filter, nil
 	}
-	sh, err := ParseShard(shard)
+	sh, err := parseShard(shard)
 	if err != nil {
 		return sh, "", err
 	}

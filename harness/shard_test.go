@@ -15,14 +15,14 @@ func TestParseShard(t *testing.T) {
 		in   string
 		want reports.Shard
 	}{{"0/1", reports.Shard{Index: 0, Count: 1}}, {"3/4", reports.Shard{Index: 3, Count: 4}}, {" 1 / 2 ", reports.Shard{Index: 1, Count: 2}}} {
-		got, err := ParseShard(c.in)
+		got, err := parseShard(c.in)
 		if err != nil || got != c.want {
-			t.Errorf("ParseShard(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			t.Errorf("parseShard(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
 	for in, why := range map[string]string{"4/4": "below 4", "-1/4": "below 4", "0/0": "at least 1", "0/10001": "at most 10000", "1": "want i/N", "a/4": "whole numbers", "1/4/2": "whole numbers", "": "want i/N"} {
-		if _, err := ParseShard(in); err == nil || !strings.Contains(err.Error(), why) {
-			t.Errorf("ParseShard(%q) = %v, want an error saying %q", in, err, why)
+		if _, err := parseShard(in); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("parseShard(%q) = %v, want an error saying %q", in, err, why)
 		}
 	}
 }
@@ -35,7 +35,7 @@ func TestRowInShardSplitsEveryRowOnce(t *testing.T) {
 			for _, r := range ch.Rows() {
 				in := 0
 				for i := range n {
-					if RowInShard(r.ID, i, n) {
+					if rowInShard(r.ID, i, n) {
 						in++
 					}
 				}
@@ -46,7 +46,7 @@ func TestRowInShardSplitsEveryRowOnce(t *testing.T) {
 		}
 	}
 	// FNV-1a (32 bits) of "kill" is 0xc50f4599; modulo 4 that is 1.
-	if !RowInShard("kill", 1, 4) {
+	if !rowInShard("kill", 1, 4) {
 		t.Errorf("the hash of row IDs changed: shards of two versions would split rows differently")
 	}
 }
@@ -92,11 +92,11 @@ func TestMergeJudgesTheSumOfTheShards(t *testing.T) {
 	half := len(ids) / 2
 	merge := func(runs ...*reports.Run) *reports.Run {
 		t.Helper()
-		var in []ShardReport
+		var in []shardReport
 		for i, r := range runs {
-			in = append(in, ShardReport{From: "s" + string(rune('0'+i)), Run: r})
+			in = append(in, shardReport{From: "s" + string(rune('0'+i)), Run: r})
 		}
-		m, err := Merge(in)
+		m, err := mergeShards(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,11 +146,11 @@ func TestMergeRefuses(t *testing.T) {
 		"shard 0 of 1000000000000, which no campaign has": {shardRun(0, 1e12, reports.StatusPassed)},
 		"shard 2 of 2, which no campaign has":             {shardRun(2, 2, reports.StatusPassed)},
 	} {
-		var sh []ShardReport
+		var sh []shardReport
 		for i, r := range in {
-			sh = append(sh, ShardReport{From: "s" + string(rune('0'+i)), Run: r})
+			sh = append(sh, shardReport{From: "s" + string(rune('0'+i)), Run: r})
 		}
-		if _, err := Merge(sh); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := mergeShards(sh); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Merge = %v, want an error saying %q", err, want)
 		}
 	}
