@@ -146,7 +146,7 @@ var runs atomic.Uint64
 func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cfg Config) (*History, error) {
 	cfg = cfg.withDefaults()
 	p := newPlan(seed, cfg.MaxOps, cfg.MaxProcs)
-	ctx, cancel := context.WithTimeout(ctx, cfg.HistoryTimeout)
+	ctx, dl, cancel := withDeadline(ctx, cfg.HistoryTimeout)
 	defer cancel()
 	first, err := realm.Open(ctx)
 	if err != nil {
@@ -157,8 +157,8 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1), procs: p.procs, stop: stop, ctx: ctx}
 	h := &History{Seed: seed, Procs: p.procs, Lease: first.FenceTiming().Lease()}
+	d := &driver{realm: realm, cfg: cfg, run: runs.Add(1), procs: p.procs, stop: stop, ctx: ctx, deadline: dl, lease: h.Lease}
 	if k, ok := first.(hoststore.Killer); ok {
 		k.Kill()
 	}
@@ -252,14 +252,18 @@ func waitOrEnd(ctx context.Context, wg *sync.WaitGroup) {
 
 // driver is what a history's processes share.
 type driver struct {
-	realm   hoststore.HostStoreFactory
-	cfg     Config
-	run     uint64
-	procs   int             // processes generated
-	ctx     context.Context // the history's
-	stop    context.CancelFunc
-	clock   atomic.Int64
-	handles atomic.Int64
+	realm hoststore.HostStoreFactory
+	cfg   Config
+	run   uint64
+	procs int             // processes generated
+	ctx   context.Context // the history's
+	stop  context.CancelFunc
+	// deadline ends the history; each lapse moves it later by lease,
+	// which also bounds a lapse beyond the per-call bound.
+	deadline *deadline
+	lease    time.Duration
+	clock    atomic.Int64
+	handles  atomic.Int64
 
 	mu   sync.Mutex
 	sent []*Batch // every batch sent so far, for resends
@@ -314,6 +318,10 @@ func (p *proc) begin(e Event) int {
 		bound := cb(e.Op)
 		if len(e.Faults) > 0 && e.Faults[0].Layer == "instore" {
 			bound += PeekBound
+		}
+		if e.Op == OpLapse {
+			// A store may lapse its leases by waiting out its lease.
+			bound += p.d.lease
 		}
 		p.watch = time.AfterFunc(bound, func() { p.d.hung(p, i, e.Op, bound, true) })
 	}
@@ -453,6 +461,7 @@ func (p *proc) do(ctx context.Context, s step) {
 	case stepRenew:
 		p.renew(ctx, p.token)
 	case stepLapse:
+		p.d.deadline.extend(p.d.lease)
 		i := p.begin(Event{Op: OpLapse})
 		err := p.d.realm.LapseFenceLeases(ctx)
 		p.end(i, err, nil)

@@ -85,7 +85,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 		}
 	}
 	held, peeks := peeksOf(src)
-	ctx, cancel := context.WithTimeout(ctx, cfg.HistoryTimeout)
+	ctx, dl, cancel := withDeadline(ctx, cfg.HistoryTimeout)
 	defer cancel()
 	first, err := realm.Open(ctx)
 	if err != nil {
@@ -97,6 +97,7 @@ func Replay(ctx context.Context, realm hoststore.HostStoreFactory, h *History, c
 	r := &replayer{realm: realm, suffix: fmt.Sprintf("~x%d", runs.Add(1)), tokens: map[hoststore.FenceToken]hoststore.FenceToken{},
 		batches: map[hoststore.CommitID]*Batch{}, sent: map[hoststore.CommitID]hoststore.CommitID{}}
 	out := &History{Seed: h.Seed, Lease: first.FenceTiming().Lease()}
+	r.deadline, r.lease = dl, out.Lease
 	if k, ok := first.(hoststore.Killer); ok {
 		k.Kill()
 	}
@@ -197,10 +198,13 @@ func cmpInt64(a, b int64) int {
 
 // replayer is what a replay's processes share.
 type replayer struct {
-	realm   hoststore.HostStoreFactory
-	suffix  string // appended to every commit id sent
-	clock   atomic.Int64
-	handles atomic.Int64
+	realm  hoststore.HostStoreFactory
+	suffix string // appended to every commit id sent
+	// deadline ends the replay; each lapse moves it later by lease.
+	deadline *deadline
+	lease    time.Duration
+	clock    atomic.Int64
+	handles  atomic.Int64
 
 	mu      sync.Mutex // guards what follows, and every played event
 	tokens  map[hoststore.FenceToken]hoststore.FenceToken
@@ -389,6 +393,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, held, peek *peek
 		}
 		end(nil)
 	case OpLapse:
+		r.deadline.extend(r.lease) // a store may lapse by waiting out its lease
 		begin()
 		err = r.realm.LapseFenceLeases(ctx)
 		end(nil)
