@@ -1308,18 +1308,27 @@ func TestSlowStoreCertifies(t *testing.T) {
 	}
 }
 
-// TestWaitingLapseCertifies runs the stale-fence row over a store that
-// lets leases run out by waiting its declared lease of 3 s, with the
-// harness's own time bounded at 1 s: each LapseFenceLeases takes the
-// lease, which is the store's right, and the row passes.
+// TestWaitingLapseCertifies runs the stale-fence row and 16 exploration
+// histories (16 at once) over a store that lets leases run out by waiting
+// its declared lease of 3 s, with the harness's own time bounded at 1 s:
+// each LapseFenceLeases takes the lease, which is the store's right, and
+// both rows pass.
 func TestWaitingLapseCertifies(t *testing.T) {
-	run := runReport(t, 0, "run", "--store", "lapsewait:3s", "--rows", "stale-fence", "--timeout", "1s")
-	for _, row := range run.Selected() {
-		if !row.Certified() {
-			t.Errorf("row %s: %s %v", row.ID, row.Status, row.NotExercised)
+	// The exploration runs alone, so that no row has shown it a lapse's
+	// latency before its first lapse.
+	for _, rows := range []string{"stale-fence", "explore-histories"} {
+		run := runReport(t, 0, "run", "--store", "lapsewait:3s", "--rows", rows, "--timeout", "1s",
+			"--seed", "11", "--explore-histories", "16", "--explore-parallel", "16")
+		if n := len(run.Selected()); n != 1 {
+			t.Fatalf("%d rows selected, want %s", n, rows)
 		}
-		if row.Duration < 3*time.Second {
-			t.Errorf("row %s took %s; the property needs at least one lapse of 3s", row.ID, row.Duration)
+		for _, row := range run.Selected() {
+			if !row.Certified() {
+				t.Errorf("row %s: %s %v", row.ID, row.Status, row.NotExercised)
+			}
+			if row.Duration < 3*time.Second {
+				t.Errorf("row %s took %s; the property needs at least one lapse of 3s", row.ID, row.Duration)
+			}
 		}
 	}
 }
