@@ -96,6 +96,9 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if *budget > 0 {
 		note = fmt.Sprintf(", histories for %s", *budget)
 	}
+	if *parallel > 1 {
+		note += fmt.Sprintf(", %d at once", *parallel)
+	}
 	if sh.Count > 0 {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
 		note += ", shard " + sh.String()

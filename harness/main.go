@@ -293,10 +293,13 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	note := ""
 	if sh.Count > 0 {
 		opts = append(opts, WithShard(sh.Index, sh.Count))
-		note = ", shard " + sh.String()
+		note += ", shard " + sh.String()
+	}
+	if *parallel > 1 && exploreOn(f) {
+		note += fmt.Sprintf(", exploration histories %d at once", *parallel)
 	}
 	if len(fromEnv) > 0 {
-		note = "; from the environment: " + strings.Join(fromEnv, ", ")
+		note += "; from the environment: " + strings.Join(fromEnv, ", ")
 	}
 	return c.certify(name, newRealm, f, note, opts, nil, stdout, stderr)
 }

@@ -289,6 +289,11 @@ func TestEnvFillsFlagsNotGiven(t *testing.T) {
 	if run.Seed != 13 {
 		t.Errorf("seed %d, want CONFORM_SEED's 13", run.Seed)
 	}
+	// The header keeps what the flags set beside what the environment did.
+	r = conformEnv(t, []string{"CONFORM_SEED=13"}, "run", "--shard", "1/2", "--explore-parallel", "2", "--report-dir", "-")
+	if r.code != 0 || !strings.Contains(r.stdout, "(seed 13, shard 1/2, exploration histories 2 at once; from the environment: CONFORM_SEED)") {
+		t.Errorf("exit %d; the header does not name the shard, the histories at once and the environment:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 func TestHostsFences(t *testing.T) {

@@ -156,6 +156,9 @@ func TestExploreCommandWritesReports(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stdout, "40 histories, 3 at once)") {
+		t.Errorf("the header does not say how many histories play at once:\n%s", r.stdout)
+	}
 	if !strings.Contains(r.stdout, "explore: 40/40 histories") || !strings.Contains(r.stdout, "0 findings") {
 		t.Errorf("no final live line:\n%s", r.stdout)
 	}
