@@ -443,7 +443,7 @@ func (p *rproc) play(ctx context.Context, e *Event, out *Event, held, peek *peek
 		rows, err = p.h.ReadRows(ctx, *e.Scope, e.From, e.Limit)
 		end(func(o *Event) { o.Rows = rows })
 	case OpCommit:
-		disarm := inject(p.h, ev.Faults, built.CommitID(), held)
+		disarm := inject(ctx, p.h, ev.Faults, built.CommitID(), held)
 		begin()
 		err = p.h.Commit(ctx, built)
 		end(func(o *Event) { recordCommitLoss(o, err, ev.Faults) })
@@ -503,8 +503,8 @@ func peeksOf(src []Event) (held, peek []*peekState) {
 // inject sets up the recorded faults of a commit of id on h, as the
 // driver's faultCommit does, and returns what undoes what is left of them.
 // A commit peeked inside (ps not nil) is held at its crash's site until
-// its peeks returned or PeekBound passed, and crashes then.
-func inject(h *faults.Store, fs []Fault, id hoststore.CommitID, ps *peekState) func() {
+// its peeks returned, PeekBound passed or ctx ended, and crashes then.
+func inject(ctx context.Context, h *faults.Store, fs []Fault, id hoststore.CommitID, ps *peekState) func() {
 	match := func(c *hoststore.CommitBatch) bool { return c.CommitID() == id }
 	var undo []func()
 	for _, f := range fs {
@@ -543,6 +543,7 @@ func inject(h *faults.Store, fs []Fault, id hoststore.CommitID, ps *peekState) f
 						select {
 						case <-ps.allDone:
 						case <-t.C:
+						case <-ctx.Done():
 						}
 					case <-stop:
 					}
