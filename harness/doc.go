@@ -36,7 +36,9 @@
 // or `conform run --explore-histories N` set another budget; WithoutExplore,
 // CONFORM_EXPLORE_HISTORIES=0 or `--explore-histories 0` leave it out.
 // `conform explore` runs it alone as a campaign. A repro that names a
-// history (hist=N) plays that history alone.
+// history (hist=N) plays that history alone. WithExploreParallel or
+// `--explore-parallel N` plays N histories at once, each over its own
+// realm, for a store whose realms share no clock.
 //
 // # Signals and output
 //
