@@ -68,7 +68,7 @@ func TestCanaryChild(t *testing.T) {
 	}
 	opts := []harness.Option{
 		harness.WithReportDir(dir), harness.WithSeed(seed), harness.WithStore("canary:" + name),
-		harness.WithLabelFilter("chapter:" + string(host.ID)),
+		harness.WithLabelFilter(host.ID.Label()),
 	}
 	if s := os.Getenv(envCanaryRowTimeout); s != "" {
 		d, err := time.ParseDuration(s)

@@ -57,7 +57,7 @@ func (s *suite) collect(r Report) *reports.Run {
 				ID:          row.ID,
 				Name:        row.Name,
 				Spec:        ch.Title + ": " + row.Name,
-				Labels:      []string{"chapter:" + string(ch.ID), "row:" + string(row.ID)},
+				Labels:      []string{ch.ID.Label(), row.ID.Label()},
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
 				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences}),

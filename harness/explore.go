@@ -84,7 +84,7 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 		return refuse(stderr, name, "%v", err)
 	}
 	live := liveLine{budget: *budget}
-	opts := []Option{WithLabelFilter("chapter:" + string(explore.ID)), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
+	opts := []Option{WithLabelFilter(explore.ID.Label()), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
 	if *budget > 0 {
 		opts = append(opts, func(o *Options) { o.exploreFor = *budget })
 	}

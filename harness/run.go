@@ -288,11 +288,11 @@ func knownLabels(chs []chapter.Chapter) []string {
 		}
 	}
 	for _, c := range chs {
-		add("chapter:" + string(c.ID))
+		add(c.ID.Label())
 	}
 	for _, c := range chs {
 		for _, r := range c.Rows() {
-			add("row:" + string(r.ID))
+			add(r.ID.Label())
 		}
 	}
 	for _, o := range catalogue(chs) {

@@ -85,7 +85,7 @@ func shardFilter(f string, s reports.Shard, o Options) (string, error) {
 	for _, ch := range chs {
 		for _, r := range ch.Rows() {
 			if sel[r.ID] && (r.ID == explore.RowID || rowInShard(r.ID, s.Index, s.Count)) {
-				rows = append(rows, "row:"+string(r.ID))
+				rows = append(rows, r.ID.Label())
 			}
 		}
 	}

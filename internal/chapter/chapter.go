@@ -150,7 +150,7 @@ var nested bool
 // the label "chapter:ID", and ContinueOnFailure unless RegisterAll's
 // container already carries it. A chapter with its own Register uses them.
 func Decorators(id reports.ChapterID) []any {
-	d := []any{Ordered, Label("chapter:" + string(id))}
+	d := []any{Ordered, Label(id.Label())}
 	if !nested {
 		d = append(d, ContinueOnFailure)
 	}
@@ -181,7 +181,7 @@ func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) b
 			}
 		})
 		for _, row := range rows {
-			Describe(row.Name, Label("row:"+string(row.ID)), func() {
+			Describe(row.Name, Label(row.ID.Label()), func() {
 				row.Specs(&Specs{row: row, env: func() *Env { return env }, timing: cfg.Timing, spec: []any{SpecTimeout(LastResort(cfg))}})
 			})
 		}
@@ -205,7 +205,7 @@ func SpecLabels(ch reports.ChapterID, row *Row) [][]string {
 	row.Specs(&Specs{row: row, record: &own})
 	out := make([][]string, len(own))
 	for i, l := range own {
-		out[i] = append([]string{"chapter:" + string(ch), "row:" + string(row.ID)}, l...)
+		out[i] = append([]string{ch.Label(), row.ID.Label()}, l...)
 	}
 	return out
 }
@@ -238,7 +238,7 @@ func (r *Row) DependsOnText() string {
 		if i > 0 {
 			s += ", "
 		}
-		s += "row:" + string(id)
+		s += id.Label()
 	}
 	return s
 }

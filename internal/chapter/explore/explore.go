@@ -135,7 +135,7 @@ func Rows() []*chapter.Row {
 // register registers the chapter's spec for cfg.
 func register(cfg chapter.Config) bool {
 	row := Rows()[0]
-	labels := Labels{"row:" + string(row.ID)}
+	labels := Labels{row.ID.Label()}
 	for _, o := range row.Obligations {
 		labels = append(labels, string(o))
 	}

@@ -191,8 +191,8 @@ func runChild(t *testing.T, c childCase) map[string]rowResult {
 				continue
 			}
 			labels := s.Labels()
-			if !slices.Contains(labels, fences.ChapterLabel) {
-				t.Errorf("spec %q lacks the label %s", s.FullText(), fences.ChapterLabel)
+			if !slices.Contains(labels, fences.ID.Label()) {
+				t.Errorf("spec %q lacks the label %s", s.FullText(), fences.ID.Label())
 			}
 			var id string
 			for _, l := range labels {

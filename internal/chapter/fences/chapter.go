@@ -23,10 +23,6 @@ import (
 	"time"
 )
 
-// ChapterLabel is the chapter's label; every row also carries labels of its
-// own (RowSpec.Labels).
-const ChapterLabel = "chapter:admission"
-
 // ProtocolVersion is the helper protocol's version, which a helper states
 // in its first line ("ready PID v1").
 const ProtocolVersion = "v1"

@@ -37,7 +37,7 @@ func (s RowSpec) Labels() []string {
 
 // Register adds the row's spec (one Ginkgo It, labelled with Labels and
 // bounded by cfg.RowTimeout) to the running suite. Call it inside a
-// container labelled ChapterLabel, with a cfg that went through
+// container labelled ID.Label(), with a cfg that went through
 // WithDefaults.
 func (s RowSpec) Register(cfg *Config) {
 	It(s.Name, Label(s.Labels()...), func(ctx SpecContext) {
@@ -79,11 +79,11 @@ func Rows() []RowSpec {
 }
 
 // Register adds the chapter's rows to the running Ginkgo suite, under one
-// container labelled ChapterLabel. Call it from a Ginkgo tree construction
+// container labelled ID.Label(). Call it from a Ginkgo tree construction
 // (before RunSpecs); it must not be called twice in one suite.
 func Register(cfg Config) {
 	c := cfg.WithDefaults()
-	Describe("Realm admission fences", Label(ChapterLabel), func() {
+	Describe("Realm admission fences", Label(ID.Label()), func() {
 		for _, row := range Rows() {
 			row.Register(&c)
 		}
