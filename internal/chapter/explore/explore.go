@@ -293,18 +293,22 @@ type job struct {
 	p   planned
 }
 
-// played is what playing a job gave: the history, or why there is none.
+// played is what playing a job gave: the history and its verdict, or why
+// there is none.
 type played struct {
 	job
 	h   *xp.History
+	v   xp.Verdict
 	err error
 	// cut is set when the run's context ended while the history played:
 	// its calls were cancelled, so it judges nothing.
 	cut bool
 }
 
-// playOne makes a realm (under realmMu), plays j's history on it, and
-// closes the realm (under realmMu) unless the run keeps its realms.
+// playOne makes a realm (under realmMu), plays j's history on it,
+// closes the realm (under realmMu) unless the run keeps its realms, and
+// checks the history, so that histories playing at once are also judged
+// at once.
 func playOne(ctx context.Context, cfg chapter.Config, j job, realmMu *sync.Mutex) played {
 	r := played{job: j}
 	i, seed := j.p.index, j.p.seed
@@ -326,14 +330,17 @@ func playOne(ctx context.Context, cfg chapter.Config, j job, realmMu *sync.Mutex
 	}
 	if err != nil {
 		r.err = fmt.Errorf("history %d (seed %d): %w", i, seed, err)
+		return r
 	}
-	r.cut = ctx.Err() != nil
+	if r.cut = ctx.Err() != nil; !r.cut {
+		r.v = xp.Check(r.h, xp.CheckConfig{Timeout: checkBound})
+	}
 	return r
 }
 
-// judge checks one played history, in plan order, records it in o and
-// reports progress. It returns done when the run ends with it, and the
-// error of a history that could not be played.
+// judge takes one played and checked history, in plan order, records it
+// in o and reports progress. It returns done when the run ends with it,
+// and the error of a history that could not be played.
 func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played) (done bool, err error) {
 	x := cfg.Explore
 	if r.err != nil {
@@ -343,11 +350,10 @@ func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played
 		o.Stopped = true
 		return true, nil
 	}
-	p, h := r.p, r.h
+	p, h, v := r.p, r.h, r.v
 	i, seed := p.index, p.seed
 	o.Played++
 	o.Coverage.Add(h)
-	v := xp.Check(h, xp.CheckConfig{Timeout: checkBound})
 	if v.Result == xp.Undecided {
 		o.Undecided++
 	}
