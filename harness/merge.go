@@ -110,8 +110,9 @@ func checkShards(shards []shardReport) error {
 		if s.Run.Shard == nil {
 			return fmt.Errorf("%s is the report of an unsharded run (no shard recorded); merge takes the reports of 'conform explore --shard i/N' or 'conform run --shard i/N'", s.From)
 		}
-		if sh := s.Run.Shard; sh.Count < 1 || sh.Count > MaxShards || sh.Index < 0 || sh.Index >= sh.Count {
-			return fmt.Errorf("%s records shard %d of %d, which no campaign has (0 <= index < count <= %d)", s.From, sh.Index, sh.Count, MaxShards)
+		sh := s.Run.Shard
+		if err := checkShard(sh.Index, sh.Count); err != nil {
+			return fmt.Errorf("%s records shard %d of %d, which no campaign has: %v", s.From, sh.Index, sh.Count, err)
 		}
 	}
 	a := shards[0]

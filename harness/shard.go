@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -43,17 +44,27 @@ func parseShard(s string) (reports.Shard, error) {
 	}
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	switch {
-	case err1 != nil || err2 != nil:
+	if err1 != nil || err2 != nil {
 		return reports.Shard{}, fmt.Errorf("--shard %q: want i/N with whole numbers, shard i of N counting from 0 (e.g. 0/4)", s)
-	case n < 1:
-		return reports.Shard{}, fmt.Errorf("--shard %q: the count of shards must be at least 1", s)
-	case n > MaxShards:
-		return reports.Shard{}, fmt.Errorf("--shard %q: the count of shards must be at most %d", s, MaxShards)
-	case i < 0 || i >= n:
-		return reports.Shard{}, fmt.Errorf("--shard %q: the shard index counts from 0 and must be below %d", s, n)
+	}
+	if err := checkShard(i, n); err != nil {
+		return reports.Shard{}, fmt.Errorf("--shard %q: %v", s, err)
 	}
 	return reports.Shard{Index: i, Count: n}, nil
+}
+
+// checkShard returns why no campaign has shard index of count, or nil
+// when 0 <= index < count <= MaxShards.
+func checkShard(index, count int) error {
+	switch {
+	case count < 1:
+		return errors.New("the count of shards must be at least 1")
+	case count > MaxShards:
+		return fmt.Errorf("the count of shards must be at most %d", MaxShards)
+	case index < 0 || index >= count:
+		return fmt.Errorf("the shard index counts from 0 and must be below %d", count)
+	}
+	return nil
 }
 
 // rowInShard reports whether row id belongs to shard index of count:
