@@ -33,7 +33,7 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
 	fs.IntVar(&f.explore, "histories", DefaultCampaign, fmt.Sprintf("how many randomized histories to play, of at most %d operations each", explore.MaxOps))
-	parallel := fs.Int("explore-parallel", 1, fmt.Sprintf("how many exploration histories play at once, each over its own realm (1 to %d); more speed up a store whose calls wait on a network or disk, if its realms share no clock", MaxExploreParallel))
+	parallel := parallelFlag(fs)
 	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every history (0: draw one)")
 	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: derived from the store's latency)")
@@ -54,8 +54,8 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return refuse(stderr, name, "unexpected argument %q", pos[0])
 	}
-	if *parallel < 1 || *parallel > MaxExploreParallel {
-		return refuse(stderr, name, "--explore-parallel %d: give 1 to %d histories at once", *parallel, MaxExploreParallel)
+	if err := checkParallel(*parallel); err != nil {
+		return refuse(stderr, name, "%v", err)
 	}
 	if f.explore < 1 {
 		return refuse(stderr, name, "--histories %d: give at least one history", f.explore)

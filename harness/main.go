@@ -191,7 +191,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	shardFlag := fs.String("shard", "", "run shard i of N (i counts from 0, as $JOB_COMPLETION_INDEX): the rows whose ID hashes to i, and the exploration's histories whose index modulo N is i; needs a seed; 'conform merge' joins the shards' reports")
 	fs.IntVar(&f.explore, "explore-histories", DefaultExploreHistories, fmt.Sprintf("the exploration chapter's budget (chapter:explore): N randomized histories of at most %d operations each; 0 leaves the chapter out (or $%s)", explore.MaxOps, EnvExplore))
-	parallel := fs.Int("explore-parallel", 1, fmt.Sprintf("how many exploration histories play at once, each over its own realm (1 to %d); more speed up a store whose calls wait on a network or disk, if its realms share no clock", MaxExploreParallel))
+	parallel := parallelFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -215,8 +215,8 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	case len(pos) > 0:
 		return refuse(stderr, name, "unexpected argument %q", pos[0])
 	}
-	if *parallel < 1 || *parallel > MaxExploreParallel {
-		return refuse(stderr, name, "--explore-parallel %d: give 1 to %d histories at once", *parallel, MaxExploreParallel)
+	if err := checkParallel(*parallel); err != nil {
+		return refuse(stderr, name, "%v", err)
 	}
 	if f.explore < 0 {
 		return refuse(stderr, name, "--explore-histories %d: give a number of histories, or 0 to leave the chapter out", f.explore)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -210,6 +211,20 @@ func checkBounds(row, call time.Duration) error {
 	}
 	if call != 0 && call < MinCallTimeout {
 		return fmt.Errorf("the call timeout (--call-timeout) %s is below its floor of %s", call, MinCallTimeout)
+	}
+	return nil
+}
+
+// parallelFlag defines --explore-parallel on fs, for run and explore.
+func parallelFlag(fs *flag.FlagSet) *int {
+	return fs.Int("explore-parallel", 1, fmt.Sprintf("how many exploration histories play at once, each over its own realm (1 to %d); more speed up a store whose calls wait on a network or disk, if its realms share no clock", MaxExploreParallel))
+}
+
+// checkParallel refuses a --explore-parallel outside 1 to
+// MaxExploreParallel.
+func checkParallel(n int) error {
+	if n < 1 || n > MaxExploreParallel {
+		return fmt.Errorf("--explore-parallel %d: give 1 to %d histories at once", n, MaxExploreParallel)
 	}
 	return nil
 }
