@@ -41,13 +41,12 @@ func TestLapseByWaitingIsNoHang(t *testing.T) {
 		}
 		return 10 * time.Second
 	}}
-	newRealm := func() (hoststore.HostStoreFactory, error) {
-		return waitingLapse{reference.NewFactory(reference.WithTiming(timing))}, nil
+	newRealm := func() hoststore.HostStoreFactory {
+		return waitingLapse{reference.NewFactory(reference.WithTiming(timing))}
 	}
 	found := 0
 	for i := 0; found < 2 && i < 100; i++ {
-		realm, _ := newRealm()
-		h, err := Play(context.Background(), realm, HistorySeed(19, i), cfg)
+		h, err := Play(context.Background(), newRealm(), HistorySeed(19, i), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +71,7 @@ func TestLapseByWaitingIsNoHang(t *testing.T) {
 		// Two lapses one after another take 200 ms, past the 150 ms
 		// bound the history started with.
 		found++
-		again, err := Replay(context.Background(), realmOf(t, newRealm), h, Config{HistoryTimeout: 150 * time.Millisecond})
+		again, err := Replay(context.Background(), newRealm(), h, Config{HistoryTimeout: 150 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,13 +93,4 @@ func mostLapsesOfOneProc(h *History) int {
 		}
 	}
 	return most
-}
-
-func realmOf(t *testing.T, newRealm func() (hoststore.HostStoreFactory, error)) hoststore.HostStoreFactory {
-	t.Helper()
-	f, err := newRealm()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
