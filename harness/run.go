@@ -341,8 +341,8 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 	if n := run.NotSelectedCount(); n > 0 {
 		left = fmt.Sprintf(", %d not selected", n)
 	}
-	fmt.Fprintf(w, "\n%s: %d rows passed, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
-		strings.ToUpper(v.Label()), c[reports.StatusPassed], c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
+	fmt.Fprintf(w, "\n%s: %d rows passed%s, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
+		strings.ToUpper(v.Label()), c[reports.StatusPassed], reports.InPartNote(run.PassedInPart()), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
 			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))

@@ -160,7 +160,11 @@ func newHTMLView(run *Run) *htmlView {
 	}
 	counts := run.Counts()
 	for _, s := range Statuses {
-		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(), N: counts[s]})
+		label := s.Label()
+		if s == StatusPassed {
+			label += InPartNote(run.PassedInPart())
+		}
+		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: label, N: counts[s]})
 		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label()})
 	}
 	if n := run.NotSelectedCount(); n > 0 {

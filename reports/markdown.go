@@ -92,6 +92,9 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 			b.WriteString(" · ")
 		}
 		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.Label())
+		if s == StatusPassed {
+			b.WriteString(InPartNote(run.PassedInPart()))
+		}
 	}
 	if n := run.NotSelectedCount(); n > 0 {
 		fmt.Fprintf(b, " · %d not selected", n)

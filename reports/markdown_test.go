@@ -16,6 +16,35 @@ func markdown(t *testing.T, run *Run) string {
 	return buf.String()
 }
 
+// TestSummariesCountRowsPassedInPart: a row that passed what ran and
+// left parts not exercised is counted as passed, and report.md and
+// report.html say how many of the rows passed did so in part.
+func TestSummariesCountRowsPassedInPart(t *testing.T) {
+	run := sampleRun()
+	if n := run.PassedInPart(); n != 0 {
+		t.Fatalf("the sample has %d rows passed in part, want 0", n)
+	}
+	for i := range run.Rows {
+		if row := &run.Rows[i]; row.Status == StatusPassed && !row.NotSelected {
+			row.NotExercised = []string{"a part the store never reached"}
+			break
+		}
+	}
+	if n := run.PassedInPart(); n != 1 {
+		t.Fatalf("PassedInPart = %d, want 1", n)
+	}
+	if s := markdown(t, run); !strings.Contains(s, "**Rows:** ✅ 3 passed (1 of them in part) · ❌ 2 failed") {
+		t.Errorf("report.md does not say a row passed in part:\n%s", s)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "passed (1 of them in part)") {
+		t.Errorf("report.html does not say a row passed in part")
+	}
+}
+
 func TestMarkdownSample(t *testing.T) {
 	s := markdown(t, sampleRun())
 	for _, want := range []string{

@@ -12,7 +12,10 @@
 // a terminal or blow up a report.
 package reports
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SchemaVersion is the version of the report.json schema that WriteJSON
 // writes and the only one ReadJSON accepts. It changes when a field changes
@@ -175,6 +178,28 @@ func (r *Run) Counts() map[Status]int {
 		}
 	}
 	return c
+}
+
+// PassedInPart returns how many of the selected rows Counts counts as
+// passed left parts not exercised: they passed what ran, and do not
+// certify (Row.Certified).
+func (r *Run) PassedInPart() int {
+	n := 0
+	for _, row := range r.Selected() {
+		if row.Status == StatusPassed && !row.Certified() {
+			n++
+		}
+	}
+	return n
+}
+
+// InPartNote returns " (n of them in part)" for n rows passed in part, or
+// "" for none: the summaries put it after the count of rows passed.
+func InPartNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them in part)", n)
 }
 
 // NotSelectedCount returns how many rows the label filter left out.

@@ -974,6 +974,25 @@ func TestStoreWithoutSitesIsNotCertified(t *testing.T) {
 		t.Errorf("undeclared: verdict %s with counts %v, want not conformant with no row failed", run.Verdict(), run.Counts())
 	}
 	checkVerdictEverywhere(t, dir, "not-conformant", "not conformant")
+	// Rows that passed what ran but left parts not exercised are counted
+	// as passed, and each summary says how many of them did.
+	inPart := run.PassedInPart()
+	if inPart == 0 {
+		t.Errorf("undeclared: no row passed in part: %v", run.Counts())
+	}
+	note := fmt.Sprintf("%d rows passed (%d of them in part), ", run.Counts()[reports.StatusPassed], inPart)
+	if !strings.Contains(r.stdout, note) {
+		t.Errorf("undeclared: the summary lacks %q:\n%s", note, r.stdout)
+	}
+	for _, f := range []string{"report.md", "report.html"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("(%d of them in part)", inPart); !strings.Contains(string(data), want) {
+			t.Errorf("undeclared: %s lacks %q", f, want)
+		}
+	}
 
 	r = conform(t, "run", "--store", "canary:no-sites", "--without-instore-faults", "--report-dir", dir)
 	if r.code != 0 {
