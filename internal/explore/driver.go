@@ -175,7 +175,12 @@ func Play(ctx context.Context, realm hoststore.HostStoreFactory, seed uint64, cf
 	}
 	waitOrEnd(ctx, &wg)
 	for _, pr := range procs {
-		if o := pr.obs; o != nil {
+		// A process that ignored its context may still be running: its
+		// observer is read under its lock, as observer sets it.
+		pr.mu.Lock()
+		o := pr.obs
+		pr.mu.Unlock()
+		if o != nil {
 			h.Procs++
 			o.mu.Lock()
 			h.Events = append(h.Events, o.events...)
@@ -758,6 +763,8 @@ const PeekBound = 2 * time.Second
 // process of its own, numbered after every generated one, with its own
 // handle, opened at its first peek.
 func (p *proc) observer() *proc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.obs == nil {
 		p.obs = &proc{d: p.d, id: p.d.procs + p.id, view: map[hoststore.ScopeRef]*belief{}}
 	}
