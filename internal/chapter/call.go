@@ -16,7 +16,8 @@ import (
 
 // awaited is how a store call that await ran ended.
 type awaited struct {
-	err      error         // the store's answer, when it answered
+	val      any           // what the store answered, when it answered
+	err      error         // the store's error, when it answered
 	panicked string        // the panic and its stack, when it panicked
 	hung     bool          // it did not answer within its bound
 	gone     bool          // the caller's context ended first
@@ -34,8 +35,10 @@ const minRecheck = 20 * time.Millisecond
 // held or delayed a commit inside the store (faults.HarnessTime): a store
 // may rightly wait on such a commit, and the harness's own bookkeeping
 // runs outside the call. f's context ends when await returns without an
-// answer, so a store that heeds it can let go.
-func (e *Env) await(ctx context.Context, bound time.Duration, f func(ctx context.Context) error) awaited {
+// answer, so a store that heeds it can let go. What f answers reaches the
+// caller only in the awaited it returns: an answer that comes after await
+// returned is dropped, never written where the caller reads.
+func (e *Env) await(ctx context.Context, bound time.Duration, f func(ctx context.Context) (any, error)) awaited {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	end := e.enterCall()
@@ -48,7 +51,8 @@ func (e *Env) await(ctx context.Context, bound time.Duration, f func(ctx context
 				done <- awaited{panicked: fmt.Sprintf("%v\n%s", r, clipStack(debug.Stack()))}
 			}
 		}()
-		done <- awaited{err: f(cctx)}
+		v, err := f(cctx)
+		done <- awaited{val: v, err: err}
 	}()
 	took := func() (time.Duration, bool) {
 		h := faults.HarnessTime() - h0

@@ -273,13 +273,8 @@ func (e *Env) Open(ctx context.Context) (*Proc, error) {
 	e.mu.Lock()
 	id := len(e.procs) + 1
 	e.mu.Unlock()
-	var st hoststore.HostStore
 	p := &Proc{ID: id, env: e}
-	err := p.run(ctx, "Open", func(ctx context.Context) error {
-		var err error
-		st, err = e.realm.Open(ctx)
-		return err
-	})
+	st, err := call(ctx, p, "Open", func(ctx context.Context) (hoststore.HostStore, error) { return e.realm.Open(ctx) })
 	if err == nil && st == nil {
 		err = &Breach{Op: "Open", Kind: BreachNilHandle, Detail: "Open answered a nil store and no error"}
 	}
@@ -312,7 +307,7 @@ func (e *Env) Lapse(ctx context.Context) {
 	lease := e.declaredLease(ctx)
 	cb, rule := e.timing.CallBound("LapseFenceLeases")
 	bound := lease + cb
-	res := e.await(ctx, bound, func(ctx context.Context) error { return e.realm.LapseFenceLeases(ctx) })
+	res := e.await(ctx, bound, func(ctx context.Context) (any, error) { return nil, e.realm.LapseFenceLeases(ctx) })
 	err := res.err
 	switch {
 	case res.panicked != "":

@@ -93,13 +93,13 @@ func (p *Proc) Dead() bool {
 // stale: it is not used again. A call the spec's end cut short returns
 // the context's error. The store's time of every answer is recorded for
 // the bounds of later calls.
-func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
+func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) (any, error)) (any, error) {
 	e := p.env
 	bound, rule := e.timing.CallBound(op)
 	a := e.await(ctx, bound, f)
 	switch {
 	case a.panicked != "":
-		return p.classify(ctx, op, &Breach{Op: op, Kind: BreachPanic, Detail: a.panicked})
+		return nil, p.classify(ctx, op, &Breach{Op: op, Kind: BreachPanic, Detail: a.panicked})
 	case a.hung, a.gone:
 		p.mu.Lock()
 		p.stale = true
@@ -108,12 +108,12 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) e
 			go w.Kill() // the handle is not used again; Kill may itself block in a hung store
 		}
 		if a.gone {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		b := &Breach{Op: op, Kind: BreachHang, Detail: fmt.Sprintf("the store did not answer %s within the per-call bound of %s", op, rule)}
 		e.noteBreach(b)
 		e.noteTrouble(fmt.Sprintf("%s hung (no answer within %s)", op, bound), true)
-		return b
+		return nil, b
 	}
 	if a.clean && !errors.Is(a.err, faults.ErrKilled) {
 		e.timing.observe(op, a.took)
@@ -121,7 +121,15 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) e
 	if hoststore.KindOf(a.err) == hoststore.ErrKindUnavailable && !IsHarnessErr(a.err) {
 		e.noteTrouble(fmt.Sprintf("%s answered %s", op, ErrText(a.err)), false)
 	}
-	return p.classify(ctx, op, a.err)
+	return a.val, p.classify(ctx, op, a.err)
+}
+
+// call runs f as Proc.run does and returns its answer as f's type: the
+// zero value when the store did not answer.
+func call[T any](ctx context.Context, p *Proc, op string, f func(ctx context.Context) (T, error)) (T, error) {
+	v, err := p.run(ctx, op, func(ctx context.Context) (any, error) { return f(ctx) })
+	t, _ := v.(T)
+	return t, err
 }
 
 // classify checks err against the error contract; a breach is recorded
@@ -185,12 +193,7 @@ func ErrText(err error) string {
 
 // Acquire calls AcquireFence and remembers the token it got.
 func (p *Proc) Acquire(ctx context.Context, mode hoststore.AcquireMode) (hoststore.FenceGrant, error) {
-	var g hoststore.FenceGrant
-	err := p.run(ctx, "AcquireFence", func(ctx context.Context) error {
-		var err error
-		g, err = p.wrap.AcquireFence(ctx, mode)
-		return err
-	})
+	g, err := call(ctx, p, "AcquireFence", func(ctx context.Context) (hoststore.FenceGrant, error) { return p.wrap.AcquireFence(ctx, mode) })
 	res := ""
 	if err == nil {
 		p.Token = g.Token
@@ -202,37 +205,27 @@ func (p *Proc) Acquire(ctx context.Context, mode hoststore.AcquireMode) (hoststo
 
 // Renew calls RenewFence with token.
 func (p *Proc) Renew(ctx context.Context, token hoststore.FenceToken) error {
-	err := p.run(ctx, "RenewFence", func(ctx context.Context) error { return p.wrap.RenewFence(ctx, token) })
+	_, err := p.run(ctx, "RenewFence", func(ctx context.Context) (any, error) { return nil, p.wrap.RenewFence(ctx, token) })
 	p.trace("RenewFence", fmt.Sprint(token), err, "")
 	return err
 }
 
 // Timing returns the store's FenceTiming (a panic there is a breach too).
 func (p *Proc) Timing(ctx context.Context) (hoststore.FenceTiming, error) {
-	var t hoststore.FenceTiming
-	err := p.run(ctx, "FenceTiming", func(context.Context) error { t = p.wrap.FenceTiming(); return nil })
-	return t, err
+	return call(ctx, p, "FenceTiming", func(context.Context) (hoststore.FenceTiming, error) { return p.wrap.FenceTiming(), nil })
 }
 
 // Load calls LoadHead.
 func (p *Proc) Load(ctx context.Context, s hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	var h *hoststore.VersionedHead
-	err := p.run(ctx, "LoadHead", func(ctx context.Context) error {
-		var err error
-		h, err = p.wrap.LoadHead(ctx, s)
-		return err
-	})
+	h, err := call(ctx, p, "LoadHead", func(ctx context.Context) (*hoststore.VersionedHead, error) { return p.wrap.LoadHead(ctx, s) })
 	p.trace("LoadHead", s.String(), err, headText(h))
 	return h, err
 }
 
 // List calls ListHeads.
 func (p *Proc) List(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
-	var pg hoststore.HeadPage
-	err := p.run(ctx, "ListHeads", func(ctx context.Context) error {
-		var err error
-		pg, err = p.wrap.ListHeads(ctx, kind, after, limit)
-		return err
+	pg, err := call(ctx, p, "ListHeads", func(ctx context.Context) (hoststore.HeadPage, error) {
+		return p.wrap.ListHeads(ctx, kind, after, limit)
 	})
 	a := "nil"
 	if after != nil {
@@ -248,12 +241,7 @@ func (p *Proc) List(ctx context.Context, kind hoststore.ScopeKind, after *hostst
 
 // Read calls ReadRows.
 func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	var rows []hoststore.Row
-	err := p.run(ctx, "ReadRows", func(ctx context.Context) error {
-		var err error
-		rows, err = p.wrap.ReadRows(ctx, s, from, limit)
-		return err
-	})
+	rows, err := call(ctx, p, "ReadRows", func(ctx context.Context) ([]hoststore.Row, error) { return p.wrap.ReadRows(ctx, s, from, limit) })
 	res := ""
 	if err == nil {
 		res = fmt.Sprintf("%d rows", len(rows))
@@ -264,7 +252,7 @@ func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.Ro
 
 // Commit calls Commit.
 func (p *Proc) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
-	err := p.run(ctx, "Commit", func(ctx context.Context) error { return p.wrap.Commit(ctx, b) })
+	_, err := p.run(ctx, "Commit", func(ctx context.Context) (any, error) { return nil, p.wrap.Commit(ctx, b) })
 	p.trace("Commit", BatchText(b), err, "")
 	return err
 }

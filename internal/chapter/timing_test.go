@@ -71,7 +71,7 @@ func TestAwaitJudgesOnlyTheStoresTime(t *testing.T) {
 	e := newTestEnv(t, 0)
 	bound := 300 * time.Millisecond
 	never := make(chan struct{})
-	a := e.await(t.Context(), bound, func(ctx context.Context) error { <-never; return nil })
+	a := e.await(t.Context(), bound, func(ctx context.Context) (any, error) { <-never; return nil, nil })
 	if !a.hung || a.took < bound {
 		t.Errorf("a call that never answers: %+v, want a hang after %s", a, bound)
 	}
@@ -80,8 +80,8 @@ func TestAwaitJudgesOnlyTheStoresTime(t *testing.T) {
 	defer h.Disarm()
 	res := make(chan awaited, 1)
 	go func() {
-		res <- e.await(t.Context(), bound, func(ctx context.Context) error {
-			return instore.At(ctx, instore.CommitLocked, "held")
+		res <- e.await(t.Context(), bound, func(ctx context.Context) (any, error) {
+			return nil, instore.At(ctx, instore.CommitLocked, "held")
 		})
 	}()
 	<-h.Arrived()
@@ -106,12 +106,12 @@ func TestSpecClockCountsOnlyTheHarnessesTime(t *testing.T) {
 	sctx, spent := e.specClock(t.Context(), bound)
 	defer spent()
 	slow := time.After(3 * bound)
-	a := e.await(sctx, CallCap, func(ctx context.Context) error {
+	a := e.await(sctx, CallCap, func(ctx context.Context) (any, error) {
 		select {
 		case <-slow: // the store takes longer than the spec's bound
-			return nil
+			return nil, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	})
 	if a.gone || a.hung || a.err != nil {
