@@ -1383,6 +1383,34 @@ func TestOutageStopsTheRun(t *testing.T) {
 	}
 }
 
+// TestStuckCommitsStopTheRun runs every chapter over a store whose
+// commits all hang from a realm's eighth on, while its reads answer: the
+// row in which the first hung fails under ob:errors, the probe after it
+// finds that a fresh handle's commit hangs too, and every row after it,
+// in every chapter, is not run, saying why; no other row fails.
+func TestStuckCommitsStopTheRun(t *testing.T) {
+	run := runReport(t, 1, "run", "--store", "canary:stuck-commits")
+	stuck := false
+	for _, row := range run.Selected() {
+		switch {
+		case row.Chapter == "admission":
+		case row.ID == "reopen":
+			stuck = true
+			if row.Status != reports.StatusFailed || len(row.Failures) == 0 || row.Failures[0].Obligation != "ob:errors" ||
+				!strings.Contains(row.Failures[0].Message, "hang in Commit") || !strings.Contains(row.Failures[0].Message, "a fresh handle's Commit answered BREACH hang") {
+				t.Errorf("row reopen: %s%v; want failed under ob:errors for the hang, saying a fresh handle's commit hung too", row.Status, row.Failures)
+			}
+		case stuck && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row reopen")):
+			t.Errorf("row %s: %s %v; want not run because the store's commits hang", row.ID, row.Status, row.NotExercised)
+		case !stuck && !row.Certified():
+			t.Errorf("row %s: %s; want passed", row.ID, row.Status)
+		}
+	}
+	if !stuck {
+		t.Error("the report has no row reopen")
+	}
+}
+
 // TestReportsThatCannotBeWrittenExitTwo runs with the report directory on
 // a filesystem too small for the reports (a 64 KiB tmpfs): the run ends,
 // its summary says the reports were not written, and the exit code is 2,

@@ -137,6 +137,11 @@ const (
 	// crash at the first pass meets a correct store; one at the second
 	// pass shows a batch that may never land.
 	SiteTwicePublish
+	// StuckCommits [ob:errors; the rows after it do not run] blocks every
+	// commit of the realm from its HangCommitAt-th on, forever, ignoring
+	// its context, while every other call is served: a store whose
+	// commits wait on a lock that a stuck commit never lets go.
+	StuckCommits
 
 	bugEnd
 )
@@ -177,6 +182,7 @@ var bugNames = map[Bugs]string{
 	CreateOverExisting:     "create-over-existing",
 	NextAfterFullPage:      "next-after-full-page",
 	SiteTwicePublish:       "site-twice-publish",
+	StuckCommits:           "stuck-commits",
 }
 
 // AllBugs lists every single bug, in declaration order.

@@ -25,9 +25,9 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	}
 	r := s.r
 	id := b.CommitID()
-	if r.bugs&(HangsCommit|Outage) != 0 {
+	if r.bugs&(HangsCommit|Outage|StuckCommits) != 0 {
 		n := r.commits.Add(1)
-		if r.bugs.Has(HangsCommit) && n == HangCommitAt {
+		if r.bugs.Has(HangsCommit) && n == HangCommitAt || r.bugs.Has(StuckCommits) && n >= HangCommitAt {
 			<-never
 		}
 		if r.bugs.Has(Outage) && n == OutageAt {

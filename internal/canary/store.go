@@ -88,7 +88,8 @@ type realm struct {
 	// lied holds the batches UnavailableAfterApply returned Unavailable for.
 	lied map[hoststore.CommitID]bool
 
-	// commits counts the realm's commits, for HangsCommit and Outage.
+	// commits counts the realm's commits, for HangsCommit, StuckCommits
+	// and Outage.
 	commits atomic.Int64
 	// gone is set once the Outage bug lost the realm's server.
 	gone atomic.Bool
@@ -104,7 +105,7 @@ func errGone() error {
 }
 
 // HangCommitAt is which commit of a realm, counting from 1, the
-// HangsCommit bug blocks forever.
+// HangsCommit bug blocks forever, and the first that StuckCommits blocks.
 const HangCommitAt = 8
 
 // never is what a commit that HangsCommit blocks waits on: nothing ever

@@ -173,11 +173,11 @@ func (e *Env) specClock(ctx context.Context, bound time.Duration) (context.Conte
 
 // noteTrouble records the running spec's first call that hung or answered
 // Unavailable: the sign that the store may have become unavailable.
-func (e *Env) noteTrouble(what string, hung bool) {
+func (e *Env) noteTrouble(op, what string, hung bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.trouble == "" {
-		e.trouble, e.troubleH = what, hung
+		e.trouble, e.troubleH, e.troubleOp = what, hung, op
 	}
 }
 
@@ -185,9 +185,13 @@ func (e *Env) noteTrouble(what string, hung bool) {
 var healthScope = hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "conform/health"}
 
 // available probes the store once with a fresh handle: Open, then
-// LoadHead and ListHeads, each within the per-call bound. It returns ""
-// when all three answered Ok, else what failed, in words.
-func (e *Env) available() string {
+// LoadHead and ListHeads, each within the per-call bound. With hungCommit
+// (the call that failed was a Commit that hung), the probe also takes the
+// fence (Takeover) and commits a new scope: a realm that still reads but
+// whose commits all wait (a lock never let go) cannot serve a spec either.
+// It returns "" when the store served the probe, else what failed, in
+// words.
+func (e *Env) available(hungCommit bool) string {
 	ctx := context.Background()
 	e.mu.Lock()
 	e.suspect = false
@@ -201,7 +205,15 @@ func (e *Env) available() string {
 			what = "ListHeads"
 			_, err = p.List(ctx, hoststore.KindRecord, nil, 1)
 		}
-		p.Kill()
+		if err == nil && hungCommit {
+			what, err = e.probeCommit(ctx, p)
+		}
+		e.mu.Lock()
+		writer := e.writer == p
+		e.mu.Unlock()
+		if !writer {
+			p.Kill()
+		}
 	}
 	e.mu.Lock()
 	e.suspect = false
@@ -210,6 +222,40 @@ func (e *Env) available() string {
 		return fmt.Sprintf("a fresh handle's %s answered %s", what, ErrText(err))
 	}
 	return ""
+}
+
+// probeCommit takes the fence for p (Takeover, so that a lease left live
+// by a dead writer does not stand in the way) and commits a new scope
+// with it. It returns the operation and its error when one hung. Any
+// answer shows a store that still serves (a wrong one is for the rows to
+// judge), so it returns a nil error. Once the commit answered Ok, p is
+// the writer.
+func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
+	hung := func(err error) bool {
+		var br *Breach
+		return errors.As(err, &br) && br.Kind == BreachHang
+	}
+	if _, err := p.Acquire(ctx, hoststore.Takeover); err != nil {
+		if hung(err) {
+			return "AcquireFence", err
+		}
+		return "", nil
+	}
+	id := e.newID("health")
+	s := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName("conform/health/" + string(id))}
+	b, err := hoststore.NewCommitBatch(id, p.Token, []hoststore.ScopeUpdate{UpFrom(s, nil, WithHead([]byte("health")))})
+	if err != nil {
+		return "", nil // a row id that makes no valid commit id: nothing to probe with
+	}
+	switch err := p.Commit(ctx, b); {
+	case err == nil:
+		if e.Model.Apply(b) == nil {
+			e.SetWriter(p)
+		}
+	case hung(err):
+		return "Commit", err
+	}
+	return "", nil
 }
 
 // outage runs when the running spec is about to fail. If one of its store
@@ -222,13 +268,13 @@ func (e *Env) available() string {
 func (e *Env) outage() string {
 	GinkgoHelper()
 	e.mu.Lock()
-	trouble, hung := e.trouble, e.troubleH
+	trouble, hung, op := e.trouble, e.troubleH, e.troubleOp
 	e.trouble = ""
 	e.mu.Unlock()
 	if trouble == "" || e.timing.Down() != "" {
 		return ""
 	}
-	why := e.available()
+	why := e.available(hung && op == "Commit")
 	if why == "" {
 		return ""
 	}

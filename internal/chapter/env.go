@@ -178,8 +178,10 @@ type Env struct {
 	breaches   []*Breach     // what the running spec caught outside the contract
 	suspect    bool          // a call hung: the realm is probed before the next spec
 	suspectRow reports.RowID // the row in which it hung
+	suspectOp  string        // the operation that hung
 	trouble    string        // the running spec's first call that hung or answered Unavailable
 	troubleH   bool          // that call hung
+	troubleOp  string        // that call's operation
 
 	timing *Timing
 	lease  time.Duration // the lease the store's handles declare (0: not read yet)
@@ -227,7 +229,7 @@ func (e *Env) beginSpec(rowID reports.RowID, text string) {
 	e.trail = e.trail[:0]
 	e.trailFull = false
 	e.breaches = nil
-	e.trouble, e.troubleH = "", false
+	e.trouble, e.troubleH, e.troubleOp = "", false, ""
 	e.rowID = rowID
 	h := fnv.New64a()
 	h.Write([]byte(text))
@@ -451,7 +453,7 @@ func (e *Env) noteBreach(b *Breach) {
 	defer e.mu.Unlock()
 	e.breaches = append(e.breaches, b)
 	if b.Kind == BreachHang {
-		e.suspect, e.suspectRow = true, e.rowID
+		e.suspect, e.suspectRow, e.suspectOp = true, e.rowID, b.Op
 	}
 }
 
@@ -470,10 +472,10 @@ func (e *Env) FirstBreach() *Breach {
 // is not run, with why.
 func (e *Env) probeHealth() {
 	e.mu.Lock()
-	suspect := e.suspect
+	suspect, op := e.suspect, e.suspectOp
 	e.mu.Unlock()
 	if suspect && e.timing.Down() == "" {
-		if why := e.available(); why != "" {
+		if why := e.available(op == "Commit"); why != "" {
 			e.timing.setDown(fmt.Sprintf("the store became unavailable after row %s: a store call hung; then %s", e.suspectRow, why))
 		}
 	}

@@ -112,14 +112,14 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) (
 		}
 		b := &Breach{Op: op, Kind: BreachHang, Detail: fmt.Sprintf("the store did not answer %s within the per-call bound of %s", op, rule)}
 		e.noteBreach(b)
-		e.noteTrouble(fmt.Sprintf("%s hung (no answer within %s)", op, bound), true)
+		e.noteTrouble(op, fmt.Sprintf("%s hung (no answer within %s)", op, bound), true)
 		return nil, b
 	}
 	if a.clean && !errors.Is(a.err, faults.ErrKilled) {
 		e.timing.observe(op, a.took)
 	}
 	if hoststore.KindOf(a.err) == hoststore.ErrKindUnavailable && !IsHarnessErr(a.err) {
-		e.noteTrouble(fmt.Sprintf("%s answered %s", op, ErrText(a.err)), false)
+		e.noteTrouble(op, fmt.Sprintf("%s answered %s", op, ErrText(a.err)), false)
 	}
 	return a.val, p.classify(ctx, op, a.err)
 }
