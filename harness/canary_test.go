@@ -125,11 +125,12 @@ var canaryCases = []canaryCase{
 	// The server goes away at the realm's eighth commit, in reopen's
 	// history: no obligation is broken, the rows from there on do not run.
 	{bugs: "outage", notRun: []reports.RowID{"reopen", "kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"}},
-	// Every commit from the realm's eighth on never answers, while reads
-	// are served: the probe after reopen's hang commits too, finds that
-	// commits hang, and the rows after it do not run.
+	// Every batch over two scopes from the realm's eighth commit on never
+	// answers, while reads are served: the probe after reopen's hang
+	// commits two scopes too, finds that it hangs, and the rows after it
+	// do not run.
 	{bugs: "stuck-commits", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
-		"reopen": {chapter.ObErrors}, // its history's eighth commit never answers
+		"reopen": {chapter.ObErrors}, // a batch of its history never answers
 	}, notRun: []reports.RowID{"kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"}},
 	{bugs: "unknown-error", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
 		"acquire-empty": {chapter.ObErrors}, // listing Identity answers an error outside the six types

@@ -1384,7 +1384,8 @@ func TestOutageStopsTheRun(t *testing.T) {
 }
 
 // TestStuckCommitsStopTheRun runs every chapter over a store whose
-// commits all hang from a realm's eighth on, while its reads answer: the
+// batches over two scopes all hang from a realm's eighth commit on, while
+// its reads answer: the
 // row in which the first hung fails under ob:errors, the probe after it
 // finds that a fresh handle's commit hangs too, and every row after it,
 // in every chapter, is not run, saying why; no other row fails.

@@ -138,9 +138,10 @@ const (
 	// pass shows a batch that may never land.
 	SiteTwicePublish
 	// StuckCommits [ob:errors; the rows after it do not run] blocks every
-	// commit of the realm from its HangCommitAt-th on, forever, ignoring
-	// its context, while every other call is served: a store whose
-	// commits wait on a lock that a stuck commit never lets go.
+	// batch over two scopes or more, from the realm's HangCommitAt-th
+	// commit on, forever, ignoring its context, while every other call is
+	// served: a store whose multi-scope commits wait on a lock that a
+	// stuck commit never lets go.
 	StuckCommits
 
 	bugEnd

@@ -187,8 +187,9 @@ var healthScope = hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "conform/
 // available probes the store once with a fresh handle: Open, then
 // LoadHead and ListHeads, each within the per-call bound. With hungCommit
 // (the call that failed was a Commit that hung), the probe also takes the
-// fence (Takeover) and commits a new scope: a realm that still reads but
-// whose commits all wait (a lock never let go) cannot serve a spec either.
+// fence (Takeover) and commits two new scopes: a realm that still reads
+// but whose commits all wait (a lock never let go) cannot serve a spec
+// either.
 // It returns "" when the store served the probe, else what failed, in
 // words.
 func (e *Env) available(hungCommit bool) string {
@@ -225,8 +226,8 @@ func (e *Env) available(hungCommit bool) string {
 }
 
 // probeCommit takes the fence for p (Takeover, so that a lease left live
-// by a dead writer does not stand in the way) and commits a new scope
-// with it. It returns the operation and its error when one hung. Any
+// by a dead writer does not stand in the way) and commits one batch over
+// two new scopes of two kinds with it, the shape most specs commit. It returns the operation and its error when one hung. Any
 // answer shows a store that still serves (a wrong one is for the rows to
 // judge), so it returns a nil error. Once the commit answered Ok, p is
 // the writer.
@@ -242,8 +243,11 @@ func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
 		return "", nil
 	}
 	id := e.newID("health")
-	s := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: hoststore.ScopeName("conform/health/" + string(id))}
-	b, err := hoststore.NewCommitBatch(id, p.Token, []hoststore.ScopeUpdate{UpFrom(s, nil, WithHead([]byte("health")))})
+	name := hoststore.ScopeName("conform/health/" + string(id))
+	b, err := hoststore.NewCommitBatch(id, p.Token, []hoststore.ScopeUpdate{
+		UpFrom(hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: name}, nil, WithHead([]byte("health"))),
+		UpFrom(hoststore.ScopeRef{Kind: hoststore.KindSession, Name: name}, nil, WithHead([]byte("health"))),
+	})
 	if err != nil {
 		return "", nil // a row id that makes no valid commit id: nothing to probe with
 	}
