@@ -143,6 +143,12 @@ const (
 	// served: a store whose multi-scope commits wait on a lock that a
 	// stuck commit never lets go.
 	StuckCommits
+	// LeaksScopeLock [ob:errors; the rows after it do not run] keeps,
+	// from the realm's HangCommitAt-th commit on, the lock of each
+	// commit's first scope forever: every later commit of that scope
+	// never answers, ignoring its context, while every other call is
+	// served.
+	LeaksScopeLock
 
 	bugEnd
 )
@@ -150,7 +156,7 @@ const (
 // NoSites is no bug: the store is correct but calls no in-store site, as
 // a store whose author has not added them. The rows that need a site are
 // not exercised; the store certifies only as declared without them.
-const NoSites Bugs = 1 << 30
+const NoSites Bugs = 1 << 31
 
 var bugNames = map[Bugs]string{
 	NoSites:                "no-sites",
@@ -184,6 +190,7 @@ var bugNames = map[Bugs]string{
 	NextAfterFullPage:      "next-after-full-page",
 	SiteTwicePublish:       "site-twice-publish",
 	StuckCommits:           "stuck-commits",
+	LeaksScopeLock:         "leaks-scope-lock",
 }
 
 // AllBugs lists every single bug, in declaration order.

@@ -162,3 +162,16 @@ func TestSiteTwicePublish(t *testing.T) {
 		})
 	}
 }
+
+// TestBugsFitBelowNoSites checks that the bugs' bits stay clear of
+// NoSites, which is no bug and must not be one of them.
+func TestBugsFitBelowNoSites(t *testing.T) {
+	if bugEnd > NoSites {
+		t.Fatalf("%d bugs reach NoSites's bit: move NoSites up", len(AllBugs()))
+	}
+	for _, b := range AllBugs() {
+		if b.Has(NoSites) {
+			t.Errorf("bug %s shares NoSites's bit", b)
+		}
+	}
+}

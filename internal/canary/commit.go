@@ -25,8 +25,11 @@ func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	}
 	r := s.r
 	id := b.CommitID()
-	if r.bugs&(HangsCommit|Outage|StuckCommits) != 0 {
+	if r.bugs&(HangsCommit|Outage|StuckCommits|LeaksScopeLock) != 0 {
 		n := r.commits.Add(1)
+		if r.bugs.Has(LeaksScopeLock) && r.leak(b, n >= HangCommitAt) {
+			<-never
+		}
 		if r.bugs.Has(HangsCommit) && n == HangCommitAt || r.bugs.Has(StuckCommits) && n >= HangCommitAt && b.Len() > 1 {
 			<-never
 		}
@@ -287,4 +290,25 @@ func (s *Store) at(ctx context.Context, site instore.Site, id hoststore.CommitID
 		return nil
 	}
 	return instore.At(ctx, site, id)
+}
+
+// leak reports whether b touches a scope whose lock an earlier commit
+// kept (LeaksScopeLock); when it does not and keep is set, b's first
+// scope's lock is kept from now on.
+func (r *realm) leak(b *hoststore.CommitBatch, keep bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	scopes := b.Scopes()
+	for _, s := range scopes {
+		if r.leaked[s] {
+			return true
+		}
+	}
+	if keep {
+		if r.leaked == nil {
+			r.leaked = map[hoststore.ScopeRef]bool{}
+		}
+		r.leaked[scopes[0]] = true
+	}
+	return false
 }

@@ -91,6 +91,8 @@ type realm struct {
 	// commits counts the realm's commits, for HangsCommit, StuckCommits
 	// and Outage.
 	commits atomic.Int64
+	// leaked holds the scopes whose lock LeaksScopeLock kept.
+	leaked map[hoststore.ScopeRef]bool
 	// gone is set once the Outage bug lost the realm's server.
 	gone atomic.Bool
 }

@@ -226,11 +226,13 @@ func (e *Env) available(hungCommit bool) string {
 }
 
 // probeCommit takes the fence for p (Takeover, so that a lease left live
-// by a dead writer does not stand in the way) and commits one batch over
-// two new scopes of two kinds with it, the shape most specs commit. It returns the operation and its error when one hung. Any
-// answer shows a store that still serves (a wrong one is for the rows to
-// judge), so it returns a nil error. Once the commit answered Ok, p is
-// the writer.
+// by a dead writer does not stand in the way) and commits two batches
+// with it: one that creates two new scopes of two kinds, the shape most
+// specs commit, and one that updates both, as a spec's next commit does
+// (a store that never lets go of a scope's lock hangs there). It returns
+// the operation and its error when one hung. Any other answer shows a
+// store that still serves (a wrong one is for the rows to judge), so it
+// returns a nil error. Once both committed, p is the writer.
 func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
 	hung := func(err error) bool {
 		var br *Breach
@@ -242,23 +244,30 @@ func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
 		}
 		return "", nil
 	}
-	id := e.newID("health")
-	name := hoststore.ScopeName("conform/health/" + string(id))
-	b, err := hoststore.NewCommitBatch(id, p.Token, []hoststore.ScopeUpdate{
-		UpFrom(hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: name}, nil, WithHead([]byte("health"))),
-		UpFrom(hoststore.ScopeRef{Kind: hoststore.KindSession, Name: name}, nil, WithHead([]byte("health"))),
-	})
-	if err != nil {
-		return "", nil // a row id that makes no valid commit id: nothing to probe with
-	}
-	switch err := p.Commit(ctx, b); {
-	case err == nil:
-		if e.Model.Apply(b) == nil {
-			e.SetWriter(p)
+	name := hoststore.ScopeName("conform/health/" + string(e.newID("health")))
+	scopes := []hoststore.ScopeRef{{Kind: hoststore.KindRecord, Name: name}, {Kind: hoststore.KindSession, Name: name}}
+	for v := range 2 {
+		var prev *hoststore.ScopeVersion // a create, then an update of version 1
+		if v > 0 {
+			prev = hoststore.Ptr(hoststore.FirstVersion)
 		}
-	case hung(err):
-		return "Commit", err
+		var ups []hoststore.ScopeUpdate
+		for _, s := range scopes {
+			ups = append(ups, UpFrom(s, prev, WithHead([]byte("health"))))
+		}
+		b, err := hoststore.NewCommitBatch(e.newID("health"), p.Token, ups)
+		if err != nil {
+			return "", nil // a row id that makes no valid commit id: nothing to probe with
+		}
+		err = p.Commit(ctx, b)
+		switch {
+		case hung(err):
+			return "Commit", err
+		case err != nil || e.Model.Apply(b) != nil:
+			return "", nil
+		}
 	}
+	e.SetWriter(p)
 	return "", nil
 }
 
