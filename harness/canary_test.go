@@ -132,6 +132,9 @@ var canaryCases = []canaryCase{
 	{bugs: "stuck-commits", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
 		"reopen": {chapter.ObErrors}, // a batch of its history never answers
 	}, notRun: []reports.RowID{"kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"}},
+	{bugs: "ok-on-ended-context", ob: chapter.ObDurable, fails: map[reports.RowID][]reports.ObligationID{
+		"kill": {chapter.ObDurable}, // Ok to a commit whose context ended before the call, or while held before the commit point; nothing landed
+	}},
 	// From the realm's eighth commit on, each commit keeps its first
 	// scope's lock: the probe after reopen's hang creates two scopes, then
 	// updates them, hangs there, and the rows after it do not run.

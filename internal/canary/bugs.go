@@ -22,7 +22,7 @@ import (
 )
 
 // Bugs is a set of deliberate breaches. The zero value is a correct store.
-type Bugs uint32
+type Bugs uint64
 
 // The bugs, each named after what it breaks. The obligation in brackets is
 // the one a conformant chapter must report.
@@ -149,6 +149,10 @@ const (
 	// never answers, ignoring its context, while every other call is
 	// served.
 	LeaksScopeLock
+	// OkOnEndedContext [ob:2] answers Ok to a commit that stopped because
+	// its caller's context ended, before the call or while it waited at a
+	// site, though nothing was applied before the commit point.
+	OkOnEndedContext
 
 	bugEnd
 )
@@ -156,7 +160,7 @@ const (
 // NoSites is no bug: the store is correct but calls no in-store site, as
 // a store whose author has not added them. The rows that need a site are
 // not exercised; the store certifies only as declared without them.
-const NoSites Bugs = 1 << 31
+const NoSites Bugs = 1 << 63
 
 var bugNames = map[Bugs]string{
 	NoSites:                "no-sites",
@@ -191,6 +195,7 @@ var bugNames = map[Bugs]string{
 	SiteTwicePublish:       "site-twice-publish",
 	StuckCommits:           "stuck-commits",
 	LeaksScopeLock:         "leaks-scope-lock",
+	OkOnEndedContext:       "ok-on-ended-context",
 }
 
 // AllBugs lists every single bug, in declaration order.
@@ -221,7 +226,7 @@ func (b Bugs) String() string {
 		names = append(names, bugNames[NoSites])
 	}
 	if rest := b &^ (bugEnd - 1) &^ NoSites; rest != 0 {
-		names = append(names, fmt.Sprintf("Bugs(%#x)", uint32(rest)))
+		names = append(names, fmt.Sprintf("Bugs(%#x)", uint64(rest)))
 	}
 	return strings.Join(names, "+")
 }

@@ -2,6 +2,7 @@ package canary
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +17,17 @@ import (
 // then passes commit-after-point. A failpoint's error (a crash the harness
 // injected, or ctx.Err() while held) is returned as it is: before the
 // commit point nothing was applied, after it the batch stays applied.
+// Under OkOnEndedContext, a commit that ends with its context's error
+// answers Ok instead, applied or not.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
+	err := s.commit(ctx, b)
+	if s.r.bugs.Has(OkOnEndedContext) && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+func (s *Store) commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	if b == nil {
 		return &hoststore.InvalidError{Detail: "commit of a nil batch"}
 	}

@@ -94,9 +94,25 @@ func (p *Proc) Dead() bool {
 // the context's error. The store's time of every answer is recorded for
 // the bounds of later calls.
 func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) (any, error)) (any, error) {
+	return p.runAs(ctx, ctx, op, f)
+}
+
+// runAs is run for a call made under the caller's context callCtx, which
+// may end before the spec's ctx does: the store sees callCtx end (and the
+// end of the wait for its answer), and its answer is judged against
+// callCtx.
+func (p *Proc) runAs(ctx, callCtx context.Context, op string, f func(ctx context.Context) (any, error)) (any, error) {
 	e := p.env
 	bound, rule := e.timing.CallBound(op)
-	a := e.await(ctx, bound, f)
+	a := e.await(ctx, bound, func(actx context.Context) (any, error) {
+		if callCtx == ctx {
+			return f(actx)
+		}
+		mctx, cancel := context.WithCancel(callCtx)
+		defer cancel()
+		defer context.AfterFunc(actx, cancel)()
+		return f(mctx)
+	})
 	switch {
 	case a.panicked != "":
 		return nil, p.classify(ctx, op, &Breach{Op: op, Kind: BreachPanic, Detail: a.panicked})
@@ -121,7 +137,7 @@ func (p *Proc) run(ctx context.Context, op string, f func(ctx context.Context) (
 	if hoststore.KindOf(a.err) == hoststore.ErrKindUnavailable && !IsHarnessErr(a.err) {
 		e.noteTrouble(op, fmt.Sprintf("%s answered %s", op, ErrText(a.err)), false)
 	}
-	return a.val, p.classify(ctx, op, a.err)
+	return a.val, p.classify(callCtx, op, a.err)
 }
 
 // call runs f as Proc.run does and returns its answer as f's type: the
@@ -248,6 +264,15 @@ func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.Ro
 	}
 	p.trace("ReadRows", fmt.Sprintf("%s, from %d, limit %d", s, from, limit), err, res)
 	return rows, err
+}
+
+// CommitUnder calls Commit under the caller's context callCtx, which may
+// end while the spec's ctx goes on: the store must then stop and answer
+// callCtx's error, unless the batch landed.
+func (p *Proc) CommitUnder(ctx, callCtx context.Context, b *hoststore.CommitBatch) error {
+	_, err := p.runAs(ctx, callCtx, "Commit", func(ctx context.Context) (any, error) { return nil, p.wrap.Commit(ctx, b) })
+	p.trace("Commit", BatchText(b)+", its context ended", err, "")
+	return err
 }
 
 // Commit calls Commit.

@@ -64,6 +64,7 @@ type Hold struct {
 	pass     int // the pass it takes, or AnyPass
 	match    func(hoststore.CommitID) bool
 	arrived  chan struct{}
+	left     chan struct{} // closed once the held commit goes on from the site
 	decided  chan struct{} // closed once decision is set
 	decision Decision
 	once     sync.Once
@@ -72,6 +73,10 @@ type Hold struct {
 
 // Arrived is closed when the held commit reached the site and waits there.
 func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Left is closed when the held commit went on from the site: released,
+// crashed, or its context ended.
+func (h *Hold) Left() <-chan struct{} { return h.left }
 
 // Release lets the held commit go on (or, if it has not arrived yet, lets it
 // pass without waiting when it does). Release and Crash are idempotent; the
@@ -97,6 +102,7 @@ func (h *Hold) Pass() int { return h.pass }
 // ctx ends.
 func (h *Hold) wait(ctx context.Context, id hoststore.CommitID, pass int) error {
 	defer beginHarnessWait()()
+	defer close(h.left)
 	close(h.arrived)
 	select {
 	case <-h.decided:
@@ -192,7 +198,7 @@ func holdAt(fn string, site instore.Site, pass int, match func(hoststore.CommitI
 	if pass < 0 {
 		panic(fmt.Sprintf("faults: %s: pass %d; passes count from 1 (AnyPass is 0)", fn, pass))
 	}
-	h := &Hold{site: site, pass: pass, match: match, arrived: make(chan struct{}), decided: make(chan struct{})}
+	h := &Hold{site: site, pass: pass, match: match, arrived: make(chan struct{}), left: make(chan struct{}), decided: make(chan struct{})}
 	reg.Lock()
 	defer reg.Unlock()
 	addLocked(site)

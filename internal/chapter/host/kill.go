@@ -3,6 +3,9 @@ package host
 import (
 	"context"
 	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -79,6 +82,38 @@ func rowKill() *chapter.Row {
 				e.killAftermath(ctx, b, site == instore.CommitAfterPoint)
 			})
 		}
+		ctxObs := []reports.ObligationID{chapter.ObAllOrNothing, chapter.ObDurable, chapter.ObErrors}
+		it(re, "with its caller's context ended before the call: an Ok answer means the next writer sees the batch in both scopes; any other, in both or neither", ctxObs, func(ctx context.Context, e *env) {
+			w, b := e.killSetup(ctx, "ctx-ended")
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			err := w.CommitUnder(ctx, cctx, b)
+			e.ctxAftermath(ctx, w, b, err, "though its context had ended before the call")
+		})
+		for _, site := range instore.Sites {
+			it(re, fmt.Sprintf("with its caller's context ended while the commit is held inside the store at %s: an Ok answer means the next writer sees the batch in both scopes; any other, in both or neither", site), ctxObs, func(ctx context.Context, e *env) {
+				if !e.ProbeInStore(ctx, site) {
+					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
+				}
+				w, b := e.killSetup(ctx, "ctx-"+string(site))
+				h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
+				DeferCleanup(h.Disarm)
+				cctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				res := make(chan error, 1)
+				go func() { res <- w.CommitUnder(ctx, cctx, b) }()
+				e.waitArrived(ctx, h, res)
+				cancel()
+				select {
+				case <-h.Left(): // the site saw the context end
+				case <-time.After(e.Cfg.SettleBound()):
+					e.Note("the held commit did not leave %s when its context ended: the store passes instore.At another context; the commit is released", site)
+				case <-ctx.Done():
+				}
+				h.Release()
+				e.ctxAftermath(ctx, w, b, <-res, fmt.Sprintf("though its context ended while it was held at %s", site))
+			})
+		}
 		it(re, "with the answer lost to a transport fault: the writer settles by retrying the same batch, which acts once", []reports.ObligationID{chapter.ObAllOrNothing, chapter.ObRetry, chapter.ObErrors}, func(ctx context.Context, e *env) {
 			w, b := e.killSetup(ctx, "indeterminate")
 			w.Wrapped().Inject(faults.Rule{Op: faults.OpCommit, Phase: faults.AfterAnswer, Effect: faults.EffectIndeterminate})
@@ -100,6 +135,34 @@ func rowKill() *chapter.Row {
 		})
 	}
 	return r
+}
+
+// ctxAftermath judges the answer err to a commit of b whose context ended
+// (when says how) and goes on as killAftermath does: Ok means the batch
+// landed, Unavailable that nothing was applied; the context's error, or
+// Indeterminate, leaves the batch in both scopes or neither. An answer
+// outside the error contract fails the spec.
+func (e *env) ctxAftermath(ctx context.Context, w *chapter.Proc, b *hoststore.CommitBatch, err error, when string) {
+	var br *chapter.Breach
+	if asErr(err, &br) && br.Kind != chapter.BreachHang {
+		e.Fail(chapter.ObErrors, fmt.Sprintf("commit of %q answered outside the error contract %s", b.CommitID(), when), "Ok, the context's error, or one of the six error types", chapter.ErrText(err))
+	}
+	w.Kill()
+	q := e.NewWriter(ctx)
+	landed := e.Settle(ctx, q, b)
+	switch {
+	case err == nil && !landed:
+		e.Fail(chapter.ObDurable, fmt.Sprintf("commit of %q answered Ok %s, yet the next writer does not see it", b.CommitID(), when),
+			"the batch in both scopes (Ok means durable), or the context's error", "in neither")
+	case hoststore.KindOf(err) == hoststore.ErrKindUnavailable && landed:
+		e.Fail(chapter.ObErrors, fmt.Sprintf("commit of %q answered Unavailable %s, yet the batch was applied", b.CommitID(), when),
+			"nothing applied (Unavailable), or the context's error when the outcome is unknown", "the batch in both scopes")
+	}
+	e.CheckScopes(ctx, q, chapter.ObAllOrNothing, b.Scopes()...)
+	r := e.MustOpen(ctx)
+	e.CheckScopes(ctx, r, chapter.ObAllOrNothing, b.Scopes()...)
+	r.Kill()
+	e.killContinue(ctx, q, b.Scopes())
 }
 
 // killSetup takes the fence, creates two scopes and builds the next batch
