@@ -158,11 +158,7 @@ func (e *env) ctxAftermath(ctx context.Context, w *chapter.Proc, b *hoststore.Co
 		e.Fail(chapter.ObErrors, fmt.Sprintf("commit of %q answered Unavailable %s, yet the batch was applied", b.CommitID(), when),
 			"nothing applied (Unavailable), or the context's error when the outcome is unknown", "the batch in both scopes")
 	}
-	e.CheckScopes(ctx, q, chapter.ObAllOrNothing, b.Scopes()...)
-	r := e.MustOpen(ctx)
-	e.CheckScopes(ctx, r, chapter.ObAllOrNothing, b.Scopes()...)
-	r.Kill()
-	e.killContinue(ctx, q, b.Scopes())
+	e.killCheck(ctx, q, b)
 }
 
 // killSetup takes the fence, creates two scopes and builds the next batch
@@ -189,12 +185,18 @@ func (e *env) killAftermath(ctx context.Context, b *hoststore.CommitBatch, mustL
 		e.Fail(chapter.ObDurable, fmt.Sprintf("batch %q passed its commit point before its writer died, yet the next writer does not see it", b.CommitID()),
 			"the batch in both scopes (its commit point came before the next acquire)", "in neither")
 	}
+	e.killCheck(ctx, q, b)
+	return landed
+}
+
+// killCheck checks b's scopes against the model from q, the next writer,
+// and from one more process, then commits the scopes' next versions.
+func (e *env) killCheck(ctx context.Context, q *chapter.Proc, b *hoststore.CommitBatch) {
 	e.CheckScopes(ctx, q, chapter.ObAllOrNothing, b.Scopes()...)
 	r := e.MustOpen(ctx)
 	e.CheckScopes(ctx, r, chapter.ObAllOrNothing, b.Scopes()...)
 	r.Kill()
 	e.killContinue(ctx, q, b.Scopes())
-	return landed
 }
 
 // killContinue commits the next version of each scope, so the chain goes on
