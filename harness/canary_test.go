@@ -132,6 +132,9 @@ var canaryCases = []canaryCase{
 	{bugs: "stuck-commits", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
 		"reopen": {chapter.ObErrors}, // a batch of its history never answers
 	}, notRun: []reports.RowID{"kill", "stale-fence", "takeover", "same-version", "retry", "rows", "independence", "stalled-commit"}},
+	{bugs: "empty-on-ended-context", ob: chapter.ObOperations, fails: map[reports.RowID][]reports.ObligationID{
+		"rows": {chapter.ObOperations, chapter.ObListing}, // a load, a read and a listing under an ended context answer nothing, without an error
+	}},
 	{bugs: "ok-on-ended-context", ob: chapter.ObDurable, fails: map[reports.RowID][]reports.ObligationID{
 		"kill": {chapter.ObDurable}, // Ok to a commit whose context ended before the call, or while held before the commit point; nothing landed
 	}},

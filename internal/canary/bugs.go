@@ -153,6 +153,11 @@ const (
 	// its caller's context ended, before the call or while it waited at a
 	// site, though nothing was applied before the commit point.
 	OkOnEndedContext
+	// EmptyOnEndedContext [ob:ops] answers LoadHead, ListHeads and
+	// ReadRows with nothing, and no error, once the caller's context
+	// ended, as a store that stops reading its result set when the
+	// context ends and does not check why.
+	EmptyOnEndedContext
 
 	bugEnd
 )
@@ -196,6 +201,7 @@ var bugNames = map[Bugs]string{
 	StuckCommits:           "stuck-commits",
 	LeaksScopeLock:         "leaks-scope-lock",
 	OkOnEndedContext:       "ok-on-ended-context",
+	EmptyOnEndedContext:    "empty-on-ended-context",
 }
 
 // AllBugs lists every single bug, in declaration order.

@@ -15,6 +15,9 @@ import (
 // LoadHead returns the scope's visible head, or nil, nil when the scope does
 // not exist (never created, or deleted).
 func (s *Store) LoadHead(ctx context.Context, ref hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	if s.r.bugs.Has(EmptyOnEndedContext) && ctx.Err() != nil {
+		return nil, nil
+	}
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -44,6 +47,9 @@ func (sc *scope) headLocked() hoststore.VersionedHead {
 // *after, in byte order of name, each with its head. Next is the last name
 // on the page while more follow, and nil otherwise.
 func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	if s.r.bugs.Has(EmptyOnEndedContext) && ctx.Err() != nil {
+		return hoststore.HeadPage{}, nil
+	}
 	if err := s.enter(ctx); err != nil {
 		return hoststore.HeadPage{}, err
 	}
@@ -100,6 +106,9 @@ func (s *Store) ListHeads(ctx context.Context, kind hoststore.ScopeKind, after *
 // visible index returns *hoststore.InvalidError; a scope that does not
 // exist returns no rows.
 func (s *Store) ReadRows(ctx context.Context, ref hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	if s.r.bugs.Has(EmptyOnEndedContext) && ctx.Err() != nil {
+		return nil, nil
+	}
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}

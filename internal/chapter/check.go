@@ -55,6 +55,58 @@ func (e *Env) CheckScope(ctx context.Context, p *Proc, s hoststore.ScopeRef, ob 
 	}
 }
 
+// CheckReadsUnder loads s, reads its rows and lists its kind from p, each
+// under callCtx, a context that has ended while the spec's ctx goes on.
+// Each call may answer the context's error (or Unavailable); an answer
+// without an error must be the truth: the model's head, its rows, and a
+// listing that names s with that head.
+func (e *Env) CheckReadsUnder(ctx, callCtx context.Context, p *Proc, s hoststore.ScopeRef) {
+	GinkgoHelper()
+	answered := func(op string, err error) bool {
+		switch k := hoststore.KindOf(err); {
+		case err == nil:
+			return true
+		case k == hoststore.ErrKindContext || k == hoststore.ErrKindUnavailable:
+			return false
+		}
+		e.Fail(ObErrors, fmt.Sprintf("%s of %s, with its caller's context ended, answered outside the error contract", op, s), "the context's error, or the answer", ErrText(err))
+		return false
+	}
+	want := e.Model.Head(s)
+	h, err := callUnder(ctx, callCtx, p, "LoadHead", func(c context.Context) (*hoststore.VersionedHead, error) { return p.wrap.LoadHead(c, s) })
+	p.trace("LoadHead", s.String()+", its context ended", err, headText(h))
+	if answered("LoadHead", err) && !sameHead(want, h) {
+		e.FailDiff(ObOperations, fmt.Sprintf("LoadHead of %s, with its caller's context ended, answered Ok with a head the realm does not hold", s), headText(want), headText(h), "")
+	}
+	start, end, _ := e.Model.Bounds(s)
+	wantRows, _ := e.Model.ReadRows(s, start, int(end-start)+1)
+	rows, err := callUnder(ctx, callCtx, p, "ReadRows", func(c context.Context) ([]hoststore.Row, error) {
+		return p.wrap.ReadRows(c, s, start, int(end-start)+1)
+	})
+	p.trace("ReadRows", fmt.Sprintf("%s, from %d, its context ended", s, start), err, fmt.Sprintf("%d rows", len(rows)))
+	if answered("ReadRows", err) {
+		if d := DiffRows(wantRows, rows); d != "" {
+			e.FailDiff(ObOperations, fmt.Sprintf("ReadRows of %s, with its caller's context ended, answered Ok with rows the realm does not hold", s), RowsText(wantRows), RowsText(rows), d)
+		}
+	}
+	after := hoststore.ScopeName(strings.TrimSuffix(string(s.Name), string(s.Name[len(s.Name)-1:])))
+	pg, err := callUnder(ctx, callCtx, p, "ListHeads", func(c context.Context) (hoststore.HeadPage, error) {
+		return p.wrap.ListHeads(c, s.Kind, &after, 1)
+	})
+	p.trace("ListHeads", fmt.Sprintf("%s, after %q, limit 1, its context ended", s.Kind, after), err, fmt.Sprintf("%d heads", len(pg.Heads)))
+	if answered("ListHeads", err) && (len(pg.Heads) != 1 || pg.Heads[0].Name != s.Name || !sameHead(want, &pg.Heads[0].Head)) {
+		e.Fail(ObListing, fmt.Sprintf("ListHeads(%s, after %q, limit 1), with its caller's context ended, answered Ok without %s, the next name", s.Kind, after, s.Name),
+			fmt.Sprintf("%q with %s", s.Name, headText(want)), fmt.Sprintf("%d heads, first %s", len(pg.Heads), firstHeadName(pg)))
+	}
+}
+
+func firstHeadName(pg hoststore.HeadPage) string {
+	if len(pg.Heads) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%q", pg.Heads[0].Name)
+}
+
 // readAll reads [start, end) in pages and checks the paging rules of
 // read_rows: rows in index order from `from`, at most limit, ending early
 // only at the scope's end.

@@ -143,7 +143,13 @@ func (p *Proc) runAs(ctx, callCtx context.Context, op string, f func(ctx context
 // call runs f as Proc.run does and returns its answer as f's type: the
 // zero value when the store did not answer.
 func call[T any](ctx context.Context, p *Proc, op string, f func(ctx context.Context) (T, error)) (T, error) {
-	v, err := p.run(ctx, op, func(ctx context.Context) (any, error) { return f(ctx) })
+	return callUnder(ctx, ctx, p, op, f)
+}
+
+// callUnder is call for a call made under the caller's context callCtx
+// (see runAs).
+func callUnder[T any](ctx, callCtx context.Context, p *Proc, op string, f func(ctx context.Context) (T, error)) (T, error) {
+	v, err := p.runAs(ctx, callCtx, op, func(ctx context.Context) (any, error) { return f(ctx) })
 	t, _ := v.(T)
 	return t, err
 }

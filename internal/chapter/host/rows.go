@@ -179,6 +179,18 @@ func rowRowsRemovalListing() *chapter.Row {
 			}
 			q.Kill()
 		})
+		it(re, "answers a load, a read and a listing whose caller's context has ended with the context's error, or with what the realm holds", []reports.ObligationID{chapter.ObOperations, chapter.ObListing, chapter.ObErrors, chapter.ObDurable}, func(ctx context.Context, e *env) {
+			w := e.Writer(ctx)
+			s := e.Scope(hoststore.KindRecord, "ctx-ended")
+			e.Commit(ctx, w, e.Batch(w, "ctx-ended", e.Up(s, chapter.WithHead([]byte("h")), chapter.WithAppend([]byte("r0"), []byte("r1")))), chapter.ObDurable)
+			q := e.MustOpen(ctx)
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			e.CheckReadsUnder(ctx, cctx, q, s)
+			e.Note("the same calls with the context live answer the truth")
+			e.CheckScope(ctx, q, s, chapter.ObDurable)
+			q.Kill()
+		})
 		it(re, "lands a batch at the size limits byte-exact", []reports.ObligationID{chapter.ObDurable, chapter.ObOperations}, func(ctx context.Context, e *env) {
 			w := e.Writer(ctx)
 			rng := e.Rand()
