@@ -234,12 +234,8 @@ func (e *Env) available(hungCommit bool) string {
 // store that still serves (a wrong one is for the rows to judge), so it
 // returns a nil error. Once both committed, p is the writer.
 func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
-	hung := func(err error) bool {
-		var br *Breach
-		return errors.As(err, &br) && br.Kind == BreachHang
-	}
 	if _, err := p.Acquire(ctx, hoststore.Takeover); err != nil {
-		if hung(err) {
+		if IsHang(err) {
 			return "AcquireFence", err
 		}
 		return "", nil
@@ -261,7 +257,7 @@ func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
 		}
 		err = p.Commit(ctx, b)
 		switch {
-		case hung(err):
+		case IsHang(err):
 			return "Commit", err
 		case err != nil || e.Model.Apply(b) != nil:
 			return "", nil

@@ -73,34 +73,28 @@ func (e *Env) CheckReadsUnder(ctx, callCtx context.Context, p *Proc, s hoststore
 		return false
 	}
 	want := e.Model.Head(s)
-	h, err := callUnder(ctx, callCtx, p, "LoadHead", func(c context.Context) (*hoststore.VersionedHead, error) { return p.wrap.LoadHead(c, s) })
-	p.trace("LoadHead", s.String()+", its context ended", err, headText(h))
+	h, err := p.loadUnder(ctx, callCtx, s)
 	if answered("LoadHead", err) && !sameHead(want, h) {
 		e.FailDiff(ObOperations, fmt.Sprintf("LoadHead of %s, with its caller's context ended, answered Ok with a head the realm does not hold", s), headText(want), headText(h), "")
 	}
 	start, end, _ := e.Model.Bounds(s)
 	wantRows, _ := e.Model.ReadRows(s, start, int(end-start)+1)
-	rows, err := callUnder(ctx, callCtx, p, "ReadRows", func(c context.Context) ([]hoststore.Row, error) {
-		return p.wrap.ReadRows(c, s, start, int(end-start)+1)
-	})
-	p.trace("ReadRows", fmt.Sprintf("%s, from %d, its context ended", s, start), err, fmt.Sprintf("%d rows", len(rows)))
+	rows, err := p.readUnder(ctx, callCtx, s, start, int(end-start)+1)
 	if answered("ReadRows", err) {
 		if d := DiffRows(wantRows, rows); d != "" {
 			e.FailDiff(ObOperations, fmt.Sprintf("ReadRows of %s, with its caller's context ended, answered Ok with rows the realm does not hold", s), RowsText(wantRows), RowsText(rows), d)
 		}
 	}
 	after := hoststore.ScopeName(strings.TrimSuffix(string(s.Name), string(s.Name[len(s.Name)-1:])))
-	pg, err := callUnder(ctx, callCtx, p, "ListHeads", func(c context.Context) (hoststore.HeadPage, error) {
-		return p.wrap.ListHeads(c, s.Kind, &after, 1)
-	})
-	p.trace("ListHeads", fmt.Sprintf("%s, after %q, limit 1, its context ended", s.Kind, after), err, fmt.Sprintf("%d heads", len(pg.Heads)))
+	pg, err := p.listUnder(ctx, callCtx, s.Kind, &after, 1)
 	if answered("ListHeads", err) && (len(pg.Heads) != 1 || pg.Heads[0].Name != s.Name || !sameHead(want, &pg.Heads[0].Head)) {
 		e.Fail(ObListing, fmt.Sprintf("ListHeads(%s, after %q, limit 1), with its caller's context ended, answered Ok without %s, the next name", s.Kind, after, s.Name),
-			fmt.Sprintf("%q with %s", s.Name, headText(want)), fmt.Sprintf("%d heads, first %s", len(pg.Heads), firstHeadName(pg)))
+			fmt.Sprintf("%q with %s", s.Name, headText(want)), fmt.Sprintf("%d heads, first %s", len(pg.Heads), FirstName(pg)))
 	}
 }
 
-func firstHeadName(pg hoststore.HeadPage) string {
+// FirstName returns the first name a page lists, quoted, or "none".
+func FirstName(pg hoststore.HeadPage) string {
 	if len(pg.Heads) == 0 {
 		return "none"
 	}

@@ -46,6 +46,13 @@ func (b *Breach) Error() string {
 	return fmt.Sprintf("store breach in %s: %s: %s", b.Op, b.Kind, b.Detail)
 }
 
+// IsHang reports whether err is a call still unanswered at its per-call
+// bound.
+func IsHang(err error) bool {
+	var br *Breach
+	return errors.As(err, &br) && br.Kind == BreachHang
+}
+
 // Proc is one "process" of the chapter: a handle from the factory's Open,
 // wrapped in the fault injector and traced. Every call runs with the row's
 // context under its own per-call bound; a panic, a hang or an error
@@ -239,14 +246,24 @@ func (p *Proc) Timing(ctx context.Context) (hoststore.FenceTiming, error) {
 
 // Load calls LoadHead.
 func (p *Proc) Load(ctx context.Context, s hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	h, err := call(ctx, p, "LoadHead", func(ctx context.Context) (*hoststore.VersionedHead, error) { return p.wrap.LoadHead(ctx, s) })
-	p.trace("LoadHead", s.String(), err, headText(h))
+	return p.loadUnder(ctx, ctx, s)
+}
+
+// loadUnder calls LoadHead under the caller's context callCtx (see runAs).
+func (p *Proc) loadUnder(ctx, callCtx context.Context, s hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
+	h, err := callUnder(ctx, callCtx, p, "LoadHead", func(ctx context.Context) (*hoststore.VersionedHead, error) { return p.wrap.LoadHead(ctx, s) })
+	p.trace("LoadHead", s.String()+ownContext(ctx, callCtx), err, headText(h))
 	return h, err
 }
 
 // List calls ListHeads.
 func (p *Proc) List(ctx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
-	pg, err := call(ctx, p, "ListHeads", func(ctx context.Context) (hoststore.HeadPage, error) {
+	return p.listUnder(ctx, ctx, kind, after, limit)
+}
+
+// listUnder calls ListHeads under the caller's context callCtx (see runAs).
+func (p *Proc) listUnder(ctx, callCtx context.Context, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
+	pg, err := callUnder(ctx, callCtx, p, "ListHeads", func(ctx context.Context) (hoststore.HeadPage, error) {
 		return p.wrap.ListHeads(ctx, kind, after, limit)
 	})
 	a := "nil"
@@ -257,19 +274,29 @@ func (p *Proc) List(ctx context.Context, kind hoststore.ScopeKind, after *hostst
 	if err == nil {
 		res = fmt.Sprintf("%d heads, next %s", len(pg.Heads), NameText(pg.Next))
 	}
-	p.trace("ListHeads", fmt.Sprintf("%s, after %s, limit %d", kind, a, limit), err, res)
+	p.trace("ListHeads", fmt.Sprintf("%s, after %s, limit %d%s", kind, a, limit, ownContext(ctx, callCtx)), err, res)
 	return pg, err
 }
 
 // Read calls ReadRows.
 func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	rows, err := call(ctx, p, "ReadRows", func(ctx context.Context) ([]hoststore.Row, error) { return p.wrap.ReadRows(ctx, s, from, limit) })
+	return p.readUnder(ctx, ctx, s, from, limit)
+}
+
+// readUnder calls ReadRows under the caller's context callCtx (see runAs).
+func (p *Proc) readUnder(ctx, callCtx context.Context, s hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
+	rows, err := callUnder(ctx, callCtx, p, "ReadRows", func(ctx context.Context) ([]hoststore.Row, error) { return p.wrap.ReadRows(ctx, s, from, limit) })
 	res := ""
 	if err == nil {
 		res = fmt.Sprintf("%d rows", len(rows))
 	}
-	p.trace("ReadRows", fmt.Sprintf("%s, from %d, limit %d", s, from, limit), err, res)
+	p.trace("ReadRows", fmt.Sprintf("%s, from %d, limit %d%s", s, from, limit, ownContext(ctx, callCtx)), err, res)
 	return rows, err
+}
+
+// Commit calls Commit.
+func (p *Proc) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
+	return p.CommitUnder(ctx, ctx, b)
 }
 
 // CommitUnder calls Commit under the caller's context callCtx, which may
@@ -277,15 +304,17 @@ func (p *Proc) Read(ctx context.Context, s hoststore.ScopeRef, from hoststore.Ro
 // callCtx's error, unless the batch landed.
 func (p *Proc) CommitUnder(ctx, callCtx context.Context, b *hoststore.CommitBatch) error {
 	_, err := p.runAs(ctx, callCtx, "Commit", func(ctx context.Context) (any, error) { return nil, p.wrap.Commit(ctx, b) })
-	p.trace("Commit", BatchText(b)+", its context ended", err, "")
+	p.trace("Commit", BatchText(b)+ownContext(ctx, callCtx), err, "")
 	return err
 }
 
-// Commit calls Commit.
-func (p *Proc) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
-	_, err := p.run(ctx, "Commit", func(ctx context.Context) (any, error) { return nil, p.wrap.Commit(ctx, b) })
-	p.trace("Commit", BatchText(b), err, "")
-	return err
+// ownContext returns what a trail adds to a call made under the caller's
+// own context callCtx rather than the spec's ctx: nothing for ctx itself.
+func ownContext(ctx, callCtx context.Context) string {
+	if callCtx == ctx {
+		return ""
+	}
+	return ", under its caller's context, which ended"
 }
 
 func headText(h *hoststore.VersionedHead) string {

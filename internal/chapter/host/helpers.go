@@ -28,8 +28,14 @@ func retryRefusal(err error) bool {
 
 // goCommit commits on its own goroutine and returns the error on a channel.
 func goCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch) <-chan error {
+	return goCommitUnder(ctx, ctx, p, b)
+}
+
+// goCommitUnder is goCommit under the caller's context callCtx (see
+// Proc.CommitUnder).
+func goCommitUnder(ctx, callCtx context.Context, p *chapter.Proc, b *hoststore.CommitBatch) <-chan error {
 	res := make(chan error, 1)
-	go func() { res <- p.Commit(ctx, b) }()
+	go func() { res <- p.CommitUnder(ctx, callCtx, b) }()
 	return res
 }
 
@@ -42,8 +48,7 @@ func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error)
 	select {
 	case <-h.Arrived():
 	case err := <-res:
-		var br *chapter.Breach
-		if asErr(err, &br) && br.Kind == chapter.BreachHang {
+		if chapter.IsHang(err) {
 			e.Fail(chapter.ObErrors, fmt.Sprintf("the commit neither reached the in-store failpoint %s nor answered", h.Site()), "the commit at the failpoint", chapter.ErrText(err))
 		}
 		e.NothingExercised(fmt.Sprintf("the commit answered (%s) without reaching the in-store failpoint %s", chapter.OkOr(err), h.Site()))
@@ -57,9 +62,16 @@ func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error)
 // once the hold is released. The hold is disarmed when the spec ends.
 func (e *env) holdCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	GinkgoHelper()
+	return e.holdCommitUnder(ctx, ctx, p, b, site)
+}
+
+// holdCommitUnder is holdCommit for a commit under the caller's context
+// callCtx (see Proc.CommitUnder).
+func (e *env) holdCommitUnder(ctx, callCtx context.Context, p *chapter.Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
+	GinkgoHelper()
 	h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
 	DeferCleanup(h.Disarm)
-	res := goCommit(ctx, p, b)
+	res := goCommitUnder(ctx, callCtx, p, b)
 	e.waitArrived(ctx, h, res)
 	return h, res
 }

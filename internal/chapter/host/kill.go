@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -96,13 +94,9 @@ func rowKill() *chapter.Row {
 					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", site))
 				}
 				w, b := e.killSetup(ctx, "ctx-"+string(site))
-				h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
-				DeferCleanup(h.Disarm)
 				cctx, cancel := context.WithCancel(ctx)
 				defer cancel()
-				res := make(chan error, 1)
-				go func() { res <- w.CommitUnder(ctx, cctx, b) }()
-				e.waitArrived(ctx, h, res)
+				h, res := e.holdCommitUnder(ctx, cctx, w, b, site)
 				cancel()
 				select {
 				case <-h.Left(): // the site saw the context end

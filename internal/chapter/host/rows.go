@@ -110,7 +110,7 @@ func rowRowsRemovalListing() *chapter.Row {
 			}
 			want, _ := e.Model.ListHeads(hoststore.KindIdentity, &after, 3)
 			if len(pg.Heads) == 0 || len(want.Heads) == 0 || pg.Heads[0].Name != want.Heads[0].Name {
-				e.Fail(chapter.ObListing, "ListHeads after a cursor that names no scope did not start at the next name by bytes", fmt.Sprintf("first %s", firstName(want)), fmt.Sprintf("first %s", firstName(pg)))
+				e.Fail(chapter.ObListing, "ListHeads after a cursor that names no scope did not start at the next name by bytes", fmt.Sprintf("first %s", chapter.FirstName(want)), fmt.Sprintf("first %s", chapter.FirstName(pg)))
 			}
 			q.Kill()
 		})
@@ -227,13 +227,6 @@ func rowRowsRemovalListing() *chapter.Row {
 		})
 	}
 	return r
-}
-
-func firstName(p hoststore.HeadPage) string {
-	if len(p.Heads) == 0 {
-		return "none"
-	}
-	return fmt.Sprintf("%q", p.Heads[0].Name)
 }
 
 // checkReadPaging reads s with small limits and from every index, and
