@@ -1363,53 +1363,48 @@ func TestWaitingLapseCertifies(t *testing.T) {
 // became unavailable; no row fails.
 func TestOutageStopsTheRun(t *testing.T) {
 	run := runReport(t, 1, "run", "--store", "canary:outage")
-	gone := false
-	for _, row := range run.Selected() {
-		if row.ID == "reopen" {
-			gone = true
-		}
-		switch {
-		case row.Chapter == "admission":
-		case row.Status == reports.StatusFailed:
-			t.Errorf("row %s failed: %s", row.ID, reports.Clip(row.Failures[0].Message, 300))
-		case gone && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row reopen")):
-			t.Errorf("row %s: %s %v; want not run because the store became unavailable", row.ID, row.Status, row.NotExercised)
-		case !gone && !row.Certified():
-			t.Errorf("row %s: %s; want passed", row.ID, row.Status)
-		}
-	}
-	if !gone {
-		t.Error("the report has no row reopen")
+	if row := stoppedAt(t, run, "reopen"); row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row reopen") {
+		t.Errorf("row reopen: %s %v; want not run because the store became unavailable", row.Status, row.NotExercised)
 	}
 }
 
 // TestStuckCommitsStopTheRun runs every chapter over a store whose
 // batches over two scopes all hang from a realm's eighth commit on, while
-// its reads answer: the
-// row in which the first hung fails under ob:errors, the probe after it
-// finds that a fresh handle's commit hangs too, and every row after it,
-// in every chapter, is not run, saying why; no other row fails.
+// its reads answer: the row in which the first hung fails under
+// ob:errors, the probe after it finds that a fresh handle's commit hangs
+// too, and every row after it, in every chapter, is not run, saying why;
+// no other row fails.
 func TestStuckCommitsStopTheRun(t *testing.T) {
 	run := runReport(t, 1, "run", "--store", "canary:stuck-commits")
-	stuck := false
+	row := stoppedAt(t, run, "reopen")
+	if row.Status != reports.StatusFailed || len(row.Failures) == 0 || row.Failures[0].Obligation != "ob:errors" ||
+		!strings.Contains(row.Failures[0].Message, "hang in Commit") || !strings.Contains(row.Failures[0].Message, "a fresh handle's Commit answered BREACH hang") {
+		t.Errorf("row reopen: %s%v; want failed under ob:errors for the hang, saying a fresh handle's commit hung too", row.Status, row.Failures)
+	}
+}
+
+// stoppedAt checks a run that the store stopped in row at: every row
+// before it certified, and every row after it, in every chapter, not run
+// because the store became unavailable in that row (the admission
+// chapter, which needs no store, aside). It returns row at.
+func stoppedAt(t *testing.T, run *reports.Run, at reports.RowID) reports.Row {
+	t.Helper()
+	var stop *reports.Row
 	for _, row := range run.Selected() {
 		switch {
 		case row.Chapter == "admission":
-		case row.ID == "reopen":
-			stuck = true
-			if row.Status != reports.StatusFailed || len(row.Failures) == 0 || row.Failures[0].Obligation != "ob:errors" ||
-				!strings.Contains(row.Failures[0].Message, "hang in Commit") || !strings.Contains(row.Failures[0].Message, "a fresh handle's Commit answered BREACH hang") {
-				t.Errorf("row reopen: %s%v; want failed under ob:errors for the hang, saying a fresh handle's commit hung too", row.Status, row.Failures)
-			}
-		case stuck && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row reopen")):
-			t.Errorf("row %s: %s %v; want not run because the store's commits hang", row.ID, row.Status, row.NotExercised)
-		case !stuck && !row.Certified():
-			t.Errorf("row %s: %s; want passed", row.ID, row.Status)
+		case row.ID == at:
+			stop = &row
+		case stop != nil && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row "+string(at))):
+			t.Errorf("row %s: %s %v; want not run because the store became unavailable in row %s", row.ID, row.Status, row.NotExercised, at)
+		case stop == nil && !row.Certified():
+			t.Errorf("row %s: %s%v; want passed", row.ID, row.Status, row.Failures)
 		}
 	}
-	if !stuck {
-		t.Error("the report has no row reopen")
+	if stop == nil {
+		t.Fatalf("the report has no row %s", at)
 	}
+	return *stop
 }
 
 // TestReportsThatCannotBeWrittenExitTwo runs with the report directory on
