@@ -135,6 +135,9 @@ var canaryCases = []canaryCase{
 	{bugs: "empty-on-ended-context", ob: chapter.ObOperations, fails: map[reports.RowID][]reports.ObligationID{
 		"rows": {chapter.ObOperations, chapter.ObListing}, // a load, a read and a listing under an ended context answer nothing, without an error
 	}},
+	{bugs: "hangs-on-ended-context", ob: chapter.ObErrors, fails: map[reports.RowID][]reports.ObligationID{
+		"kill": {chapter.ObErrors}, // a commit whose context ended never answers
+	}},
 	{bugs: "ok-on-ended-context", ob: chapter.ObDurable, fails: map[reports.RowID][]reports.ObligationID{
 		"kill": {chapter.ObDurable}, // Ok to a commit whose context ended before the call, or while held before the commit point; nothing landed
 	}},

@@ -158,6 +158,9 @@ const (
 	// ended, as a store that stops reading its result set when the
 	// context ends and does not check why.
 	EmptyOnEndedContext
+	// HangsOnEndedContext [ob:errors] never answers a commit that stopped
+	// because its caller's context ended, ignoring that context.
+	HangsOnEndedContext
 
 	bugEnd
 )
@@ -202,6 +205,7 @@ var bugNames = map[Bugs]string{
 	LeaksScopeLock:         "leaks-scope-lock",
 	OkOnEndedContext:       "ok-on-ended-context",
 	EmptyOnEndedContext:    "empty-on-ended-context",
+	HangsOnEndedContext:    "hangs-on-ended-context",
 }
 
 // AllBugs lists every single bug, in declaration order.

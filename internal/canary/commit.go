@@ -18,11 +18,15 @@ import (
 // injected, or ctx.Err() while held) is returned as it is: before the
 // commit point nothing was applied, after it the batch stays applied.
 // Under OkOnEndedContext, a commit that ends with its context's error
-// answers Ok instead, applied or not.
+// answers Ok instead, applied or not; under HangsOnEndedContext it never
+// answers.
 func (s *Store) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
 	err := s.commit(ctx, b)
 	if s.r.bugs.Has(OkOnEndedContext) && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
+	}
+	if s.r.bugs.Has(HangsOnEndedContext) && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		<-never
 	}
 	return err
 }
