@@ -877,10 +877,10 @@ func TestUserFailpointIsNamedInTheFinding(t *testing.T) {
 	}
 }
 
-// TestREADMEFailpointExample runs the README's own --failpoint example
+// TestDocsFailpointExample runs the --failpoint example of docs/command.md
 // over the reference store, which must pass it.
-func TestREADMEFailpointExample(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+func TestDocsFailpointExample(t *testing.T) {
+	b, err := os.ReadFile("../../docs/command.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -892,17 +892,17 @@ func TestREADMEFailpointExample(t *testing.T) {
 		}
 	}
 	if example == "" {
-		t.Fatal("the README shows no `conform run ... --failpoint '...'` example")
+		t.Fatal("docs/command.md shows no `conform run ... --failpoint '...'` example")
 	}
 	args := shellWords(t, strings.TrimPrefix(example, "conform "))
 	r := conform(t, append(args, "--report-dir", t.TempDir())...)
 	if r.code != 0 {
-		t.Errorf("the README's example %q: exit %d, want 0\n%s\n%s", example, r.code, r.stdout, r.stderr)
+		t.Errorf("the example %q of docs/command.md: exit %d, want 0\n%s\n%s", example, r.code, r.stdout, r.stderr)
 	}
 }
 
 // shellWords splits s at spaces outside single quotes, as a shell would
-// for the README's examples.
+// for the examples of the docs.
 func shellWords(t *testing.T, s string) []string {
 	t.Helper()
 	var out []string
