@@ -13,13 +13,14 @@ import (
 //
 // A store may reach a site more than once in one commit: once per scope,
 // or again on an internal retry. While anything in-store is armed (a hold,
-// a recorder, terms), the dispatcher numbers the calls of each commit id at
-// each site: pass 1 is the first time the commit reaches the site, pass 2
-// the second, and so on. Every call with the commit id counts, from any
-// handle of this binary: a second send of the same batch goes on with the
-// count of the first.
+// a recorder, terms), an injector numbers the calls of each commit id at
+// each site that reach it: pass 1 is the first time the commit reaches the
+// site, pass 2 the second, and so on. Every call with the commit id that
+// reaches the injector counts, from any handle: a second send of the same
+// batch goes on with the count of the first.
 //
-// Memory: the counts live in a table of at most 2*PassMemory commits. It
+// Memory: each injector's counts live in a table of at most 2*PassMemory
+// commits. It
 // forgets a commit's counts when asked (ForgetPasses); all of them when
 // nothing in-store is armed any more (passes made with nothing armed are
 // not seen, so counts from before could not be trusted); and a commit's
@@ -168,7 +169,7 @@ func (c siteCounts) toMap() map[instore.Site]int {
 
 // Recorder records, for each commit its matcher accepts, every pass the
 // commit makes at an in-store site while the recorder is armed. Its pass
-// numbers are the dispatcher's, the ones HoldAtPass and ArmTermsAtPass
+// numbers are its injector's, the ones HoldAtPass and ArmTermsAtPass
 // take. Build it with Record.
 //
 // A driver records a run, then for each (site, pass) a commit reached
