@@ -97,7 +97,10 @@ func (f *Factory) Realm() string { return f.realm }
 // Open starts a new process over the realm and returns its handle once
 // the process finished the handshake. It returns *hoststore.UnavailableError
 // when the program cannot start or the factory is closed, a *ProtocolError
-// when the process breaks the handshake, or ctx.Err().
+// when the process breaks the handshake, or ctx.Err(). The in-store
+// failpoints of the handle's commits are those of the harness's run whose
+// context they are sent with, else those of the run whose context Open
+// was called with.
 func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 	s, err := f.open(ctx)
 	if err != nil {

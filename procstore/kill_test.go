@@ -100,11 +100,12 @@ func landed(t *testing.T, ctx context.Context, f *procstore.Factory) bool {
 func TestKillWhileHeldAtSite(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
-			ctx := context.Background()
+			inj := faults.NewInjector()
+			ctx := inj.Bind(context.Background())
 			f := goStore(t)
 			w, tok := writer(t, ctx, f)
 			b := twoScopeBatch(t, "held-"+string(site), tok)
-			h := faults.HoldAt(site, func(id hoststore.CommitID) bool { return id == b.CommitID() })
+			h := inj.HoldAt(site, func(id hoststore.CommitID) bool { return id == b.CommitID() })
 			defer h.Disarm()
 			errc := make(chan error, 1)
 			go func() { errc <- w.Commit(ctx, b) }()
@@ -132,11 +133,12 @@ func TestKillWhileHeldAtSite(t *testing.T) {
 func TestCrashAtSite(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
-			ctx := context.Background()
+			inj := faults.NewInjector()
+			ctx := inj.Bind(context.Background())
 			f := goStore(t)
 			w, tok := writer(t, ctx, f)
 			b := twoScopeBatch(t, "crash-"+string(site), tok)
-			h := faults.HoldAt(site, func(id hoststore.CommitID) bool { return id == b.CommitID() })
+			h := inj.HoldAt(site, func(id hoststore.CommitID) bool { return id == b.CommitID() })
 			defer h.Disarm()
 			h.Crash()
 			err := w.Commit(ctx, b)
@@ -151,6 +153,45 @@ func TestCrashAtSite(t *testing.T) {
 				t.Errorf("landed %v after a crash at %s, want %v", got, site, want)
 			}
 		})
+	}
+}
+
+// TestAtCallsReachTheOpeningRun holds a commit sent under a context
+// without an injector: its at calls reach the injector of the run that
+// opened the handle, and another run's hold for the same commit id, armed
+// at the same time, never takes it.
+func TestAtCallsReachTheOpeningRun(t *testing.T) {
+	a, b := faults.NewInjector(), faults.NewInjector()
+	f := goStore(t)
+	w, tok := writer(t, a.Bind(context.Background()), f)
+	batch := twoScopeBatch(t, "opening-run", tok)
+	match := func(id hoststore.CommitID) bool { return id == batch.CommitID() }
+	hb := b.HoldAt(instore.CommitLocked, match)
+	defer hb.Disarm()
+	b.Claim(batch.CommitID()) // b claims it too: the handle's injector still wins
+	ha := a.HoldAt(instore.CommitLocked, match)
+	defer ha.Disarm()
+	errc := make(chan error, 1)
+	go func() { errc <- w.Commit(context.Background(), batch) }()
+	select {
+	case <-ha.Arrived():
+	case <-hb.Arrived():
+		t.Fatal("another run's hold took a commit of the handle's run")
+	}
+	ha.Release()
+	if err := <-errc; err != nil {
+		t.Fatalf("the commit released by the opening run's hold: %v", err)
+	}
+	select {
+	case <-hb.Arrived():
+		t.Fatal("another run's hold took a commit of the handle's run")
+	default:
+	}
+	if got := a.Passes(batch.CommitID()); got[instore.CommitLocked] == 0 {
+		t.Errorf("the opening run counted passes %v, want commit-locked among them", got)
+	}
+	if got := b.Passes(batch.CommitID()); len(got) != 0 {
+		t.Errorf("another run counted passes %v of the handle's commit", got)
 	}
 }
 

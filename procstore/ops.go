@@ -133,10 +133,20 @@ func (s *Store) Commit(ctx context.Context, batch *hoststore.CommitBatch) error 
 	if err := checkText("Commit", "commit id", string(batch.CommitID())); err != nil {
 		return err
 	}
-	// With nothing armed, an at call would only be answered go on: the
-	// process may skip them (sites false), which saves their round trips.
-	m := &wire.Message{Op: wire.OpCommit, Batch: wire.BatchOf(batch), Sites: hoststore.Ptr(hook.Installed())}
+	// With nothing armed for the commit's run, an at call would only be
+	// answered go on: the process may skip them (sites false), which saves
+	// their round trips.
+	m := &wire.Message{Op: wire.OpCommit, Batch: wire.BatchOf(batch), Sites: hoststore.Ptr(s.sitesArmed(ctx))}
 	return s.call(ctx, m, &wire.Empty{})
+}
+
+// sitesArmed reports whether an at call of a commit under ctx may meet
+// anything armed: in the injector at calls reach (see at).
+func (s *Store) sitesArmed(ctx context.Context) bool {
+	if s.inj != nil && hook.From(ctx) == nil {
+		return s.inj.Armed()
+	}
+	return hook.Armed(ctx)
 }
 
 // lapse asks the process to let every recorded lease of the realm run out.

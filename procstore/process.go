@@ -57,6 +57,7 @@ type Store struct {
 	onEnd  func(*Store)
 	timing hoststore.FenceTiming
 	name   string
+	inj    hook.Injector // the injector of the context Open was called with, or nil
 
 	wmu sync.Mutex // one line at a time on stdin
 
@@ -91,14 +92,16 @@ type reply struct {
 	err error
 }
 
-// start runs argv with env and makes the handshake.
+// start runs argv with env and makes the handshake. The handle keeps the
+// injector ctx carries for the at calls of requests whose context carries
+// none.
 func start(ctx context.Context, argv, env []string, onEnd func(*Store)) (*Store, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 2 * time.Second
 	s := &Store{
-		cmd: cmd, stderr: &tail{}, onEnd: onEnd,
+		cmd: cmd, stderr: &tail{}, onEnd: onEnd, inj: hook.From(ctx),
 		pending: map[uint64]*pending{}, abandoned: map[uint64]struct{}{}, crashed: map[uint64]error{},
 		done: make(chan struct{}),
 	}
@@ -364,7 +367,10 @@ func (s *Store) handle(line []byte) {
 
 // at serves an at call: it runs the harness's in-store failpoint for the
 // commit, then answers go on, or kills the process there when the harness
-// crashes the commit.
+// crashes the commit. The failpoint is the injector of the request's
+// context, else the one of the context the handle was opened with, else
+// one internal/hook finds for the commit's id, as for a store in the
+// harness's process.
 func (s *Store) at(call, req uint64, site instore.Site, id hoststore.CommitID) {
 	s.mu.Lock()
 	p := s.pending[req]
@@ -388,7 +394,7 @@ func (s *Store) at(call, req uint64, site instore.Site, id hoststore.CommitID) {
 		answer(&wire.Error{Kind: "unavailable", Detail: fmt.Sprintf("the harness no longer waits for request %d", req)})
 		return
 	}
-	err := hook.Call(p.ctx, string(site), id)
+	err := hook.Call(s.bind(p.ctx), string(site), id)
 	switch {
 	case err == nil:
 		answer(nil)
@@ -401,6 +407,15 @@ func (s *Store) at(call, req uint64, site instore.Site, id hoststore.CommitID) {
 	default:
 		answer(&wire.Error{Kind: "unavailable", Detail: err.Error()})
 	}
+}
+
+// bind returns ctx carrying the handle's injector, unless ctx carries one
+// or the handle has none.
+func (s *Store) bind(ctx context.Context) context.Context {
+	if s.inj == nil || hook.From(ctx) != nil {
+		return ctx
+	}
+	return hook.With(ctx, s.inj)
 }
 
 // finish answers every request still pending once the process ended.

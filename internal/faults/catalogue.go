@@ -146,27 +146,27 @@ func validateFor(e Entry, terms string) error {
 // e.Pass for an in-store entry, ArmWrapTerms for a wrapper entry),
 // replacing terms armed there, at that pass, before. It refuses an entry
 // not in the catalogue, and a pass for a wrapper entry.
-func Arm(e Entry, terms string) error {
+func (i *Injector) Arm(e Entry, terms string) error {
 	known, ok := Lookup(e.Name)
 	if !ok || known.Layer != e.Layer {
 		return fmt.Errorf("failpoint %q: not in the catalogue", e.Name)
 	}
 	if e.Layer == LayerInStore {
-		return ArmTermsAtPass(instore.Site(e.Name), e.Pass, terms)
+		return i.ArmTermsAtPass(instore.Site(e.Name), e.Pass, terms)
 	}
 	if e.Pass != AnyPass {
 		return fmt.Errorf("failpoint %q: a pass is taken at in-store sites only", e.Name)
 	}
-	return ArmWrapTerms(WrapSite(e.Name), terms)
+	return i.ArmWrapTerms(WrapSite(e.Name), terms)
 }
 
 // Disarm removes the terms Arm armed at e (at e.Pass); it does nothing
 // when none are.
-func Disarm(e Entry) {
+func (i *Injector) Disarm(e Entry) {
 	switch e.Layer {
 	case LayerInStore:
-		DisarmTermsAtPass(instore.Site(e.Name), e.Pass)
+		i.DisarmTermsAtPass(instore.Site(e.Name), e.Pass)
 	case LayerWrapper:
-		DisarmWrapTerms(WrapSite(e.Name))
+		i.DisarmWrapTerms(WrapSite(e.Name))
 	}
 }

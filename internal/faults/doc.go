@@ -4,14 +4,28 @@
 // catalogue that names them all ("Fault layers" in the architecture: layer
 // 1 is the wrapper, layer 2 the in-store failpoints).
 //
+// # One injector per run
+//
+// An Injector holds everything one run arms; several runs in one process
+// each have their own (NewInjector) and never see each other's holds,
+// terms, pass counts or harness time. A run binds its injector to the
+// context it passes to every store call (Injector.Bind). The package's
+// functions (HoldAt, ArmTerms, Arm, Wrap, ...) act on the default injector
+// (Default), for callers not yet converted.
+//
 // # In-store failpoints
 //
 // A store calls instore.At at the three instore sites of its commit; the
 // package doc of instore says where they go and what a store does with an
 // error. instore depends on nothing of this package: it calls through
-// internal/hook, whose slot holds this package's dispatcher from the first
-// hold, recorder or term set armed to the last one disarmed. With nothing
-// armed the slot is empty and instore.At costs one atomic load.
+// internal/hook, which runs the injector the commit's context carries. A
+// store that commits under a context of its own reaches the injectors with
+// something armed by commit id: the first that claims it (Injector.Claim;
+// an injector claims the commits sent through its wrapper and those it
+// saw under a bound context), else the default injector. An injector is
+// in internal/hook's slot from the first hold, recorder or term set armed
+// to the last one disarmed; with nothing armed anywhere the slot is empty
+// and instore.At costs one atomic load.
 //
 // HoldAt holds the first matching commit at a site until the harness
 // releases it (Release) or crashes it there (Crash; instore.At then returns
@@ -21,13 +35,13 @@
 // # Passes
 //
 // A store may reach a site more than once in one commit (once per scope, an
-// internal retry). While anything in-store is armed, the dispatcher numbers
+// internal retry). While anything in-store is armed, an injector numbers
 // each commit id's calls at each site: pass 1 is its first time there.
 // HoldAtPass holds (or, crashed before the commit arrives, crashes) a
 // commit at one pass only; HoldAt takes the first matching pass, whatever
 // its number. A Recorder (Record) keeps the passes the commits it matches
 // made, in order (Trail), so that a driver can crash another run of a
-// commit at each (site, pass) it reached; Passes reads the dispatcher's
+// commit at each (site, pass) it reached; Passes reads the injector's
 // own counts. The counts are bounded (PassMemory) and dropped when nothing
 // is armed; ForgetPasses drops a commit's before it runs again while
 // something stays armed.
@@ -47,6 +61,12 @@
 // not be reproduced), `pause` (use a Hold), `panic`, `break`, `print`. See
 // terms.go for the traps of the library this package steps around.
 //
+// pingcap/failpoint's registry is the process's. Each arming of terms has
+// a failpath of its own (the site's failpath and a serial number), so its
+// counts are that arming's and its injector's. The three site failpaths
+// are shared: a site's is enabled while any injector has something armed
+// there, and each call through it carries the injector it dispatches to.
+//
 // Terms are armed only through this package, which returns an error for
 // terms it refuses. pingcap/failpoint also reads GO_FAILPOINTS at its init,
 // before any of conform's code runs, and exits the process on a malformed
@@ -60,7 +80,8 @@
 // (the answer lost), or answer Unavailable or Indeterminate instead of the
 // store. Two wrapper failpaths take terms from the CLI:
 // conform/wrap/commit-before-send and conform/wrap/commit-after-answer
-// (WrapSite, ArmWrapTerms).
+// (WrapSite, ArmWrapTerms). A wrapper's terms are those of the injector of
+// each call (Store).
 //
 // # The catalogue
 //

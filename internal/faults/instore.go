@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pingcap/failpoint"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
-	"github.com/conform-spi/conform/internal/hook"
 )
 
 // FailpathPrefix prefixes every failpath of conform's catalogue.
@@ -41,12 +39,6 @@ func sitePath(s instore.Site) (string, bool) {
 	return "", false
 }
 
-// armed counts the in-store holds, recorders and term sets. It changes
-// only with reg held. While it is above zero, dispatchAt is in
-// internal/hook's slot; at zero the slot is empty, which keeps instore.At
-// to one atomic load, and the pass table is emptied.
-var armed atomic.Int64
-
 // Decision is what a hold's commit does when released.
 type Decision int
 
@@ -60,6 +52,7 @@ const (
 // Hold holds one matching commit at a site. Build it with HoldAt or
 // HoldAtPass.
 type Hold struct {
+	inj      *Injector
 	site     instore.Site
 	pass     int // the pass it takes, or AnyPass
 	match    func(hoststore.CommitID) bool
@@ -68,7 +61,7 @@ type Hold struct {
 	decided  chan struct{} // closed once decision is set
 	decision Decision
 	once     sync.Once
-	taken    bool // a commit took the hold; guarded by reg
+	taken    bool // a commit took the hold; guarded by inj.reg
 }
 
 // Arrived is closed when the held commit reached the site and waits there.
@@ -101,7 +94,7 @@ func (h *Hold) Pass() int { return h.pass }
 // wait blocks the commit that took the hold until the harness decides or
 // ctx ends.
 func (h *Hold) wait(ctx context.Context, id hoststore.CommitID, pass int) error {
-	defer beginHarnessWait()()
+	defer h.inj.clock.begin()()
 	defer close(h.left)
 	close(h.arrived)
 	select {
@@ -115,56 +108,77 @@ func (h *Hold) wait(ctx context.Context, id hoststore.CommitID, pass int) error 
 	}
 }
 
-// reg holds what is armed at each site. A site whose count goes from zero
-// to one gets the dispatcher (failpoint.EnableCall); back at zero it is
-// disabled. The dispatcher never blocks with reg or a library lock held,
-// so arming and disarming stay free while commits are held. Term sets are
-// kept by the pass they apply at (AnyPass for every pass).
-var reg = struct {
+// sites counts, for each in-store site, the injectors with something
+// armed there. A site's failpath is enabled with dispatch
+// (failpoint.EnableCall) while its count is above zero: pingcap/failpoint's
+// registry is the process's, so the injectors share the three failpaths,
+// and each call carries the injector it dispatches to (atCall.inj).
+var sites struct {
 	sync.Mutex
-	holds map[instore.Site][]*Hold
-	terms map[instore.Site]map[int]*termSet
-}{holds: map[instore.Site][]*Hold{}, terms: map[instore.Site]map[int]*termSet{}}
-
-// siteCountLocked counts what is armed at site; called with reg held.
-func siteCountLocked(site instore.Site) int {
-	return len(reg.holds[site]) + len(reg.terms[site])
+	n [3]int
 }
 
-// armOneLocked counts one more armed thing; called with reg held.
-func armOneLocked() {
-	if armed.Add(1) == 1 {
-		hook.Set(dispatchAt)
-	}
-}
-
-// dropOneLocked counts one less armed thing; called with reg held. At
-// zero it empties the slot and the pass table.
-func dropOneLocked() {
-	if armed.Add(-1) == 0 {
-		hook.Set(nil)
-		forgetAllPasses()
-	}
-}
-
-// addLocked counts one more armed thing at site; called with reg held.
-func addLocked(site instore.Site) {
-	if siteCountLocked(site) == 0 {
+// enableSite counts one more injector with something armed at site.
+func enableSite(site instore.Site) {
+	i, _ := siteIndex(site)
+	sites.Lock()
+	defer sites.Unlock()
+	sites.n[i]++
+	if sites.n[i] == 1 {
 		p, _ := sitePath(site)
 		if err := failpoint.EnableCall(p, dispatch); err != nil {
 			panic(fmt.Sprintf("faults: enable %s: %v", p, err))
 		}
 	}
-	armOneLocked()
+}
+
+// disableSite counts one less injector with something armed at site.
+func disableSite(site instore.Site) {
+	i, _ := siteIndex(site)
+	sites.Lock()
+	defer sites.Unlock()
+	sites.n[i]--
+	if sites.n[i] == 0 {
+		p, _ := sitePath(site)
+		mustDisable(p)
+	}
+}
+
+// siteCountLocked counts what is armed at site; called with reg held.
+func (i *Injector) siteCountLocked(site instore.Site) int {
+	return len(i.reg.holds[site]) + len(i.reg.terms[site])
+}
+
+// armOneLocked counts one more armed thing; called with reg held.
+func (i *Injector) armOneLocked() {
+	if i.armed.Add(1) == 1 {
+		i.activate()
+	}
+}
+
+// dropOneLocked counts one less armed thing; called with reg held. At
+// zero it deactivates the injector and empties its pass table.
+func (i *Injector) dropOneLocked() {
+	if i.armed.Add(-1) == 0 {
+		i.deactivate()
+		i.passes.forgetAll()
+	}
+}
+
+// addLocked counts one more armed thing at site; called with reg held.
+func (i *Injector) addLocked(site instore.Site) {
+	if i.siteCountLocked(site) == 0 {
+		enableSite(site)
+	}
+	i.armOneLocked()
 }
 
 // dropLocked counts one less armed thing at site, after it was removed
 // from reg; called with reg held.
-func dropLocked(site instore.Site) {
-	dropOneLocked()
-	if siteCountLocked(site) == 0 {
-		p, _ := sitePath(site)
-		mustDisable(p)
+func (i *Injector) dropLocked(site instore.Site) {
+	i.dropOneLocked()
+	if i.siteCountLocked(site) == 0 {
+		disableSite(site)
 	}
 }
 
@@ -174,8 +188,8 @@ func dropLocked(site instore.Site) {
 // done. match runs with the registry locked: it must not call this
 // package. HoldAt panics for a site not in instore.Sites (a hold there
 // could never catch anything).
-func HoldAt(site instore.Site, match func(hoststore.CommitID) bool) *Hold {
-	return holdAt("HoldAt", site, AnyPass, match)
+func (i *Injector) HoldAt(site instore.Site, match func(hoststore.CommitID) bool) *Hold {
+	return i.holdAt("HoldAt", site, AnyPass, match)
 }
 
 // HoldAtPass is HoldAt for one pass: the hold catches the first commit
@@ -187,22 +201,22 @@ func HoldAt(site instore.Site, match func(hoststore.CommitID) bool) *Hold {
 // something in-store is armed, the hold included: see ForgetPasses for a
 // commit id run again. HoldAtPass panics for a site not in instore.Sites
 // or a negative pass.
-func HoldAtPass(site instore.Site, pass int, match func(hoststore.CommitID) bool) *Hold {
-	return holdAt("HoldAtPass", site, pass, match)
+func (i *Injector) HoldAtPass(site instore.Site, pass int, match func(hoststore.CommitID) bool) *Hold {
+	return i.holdAt("HoldAtPass", site, pass, match)
 }
 
-func holdAt(fn string, site instore.Site, pass int, match func(hoststore.CommitID) bool) *Hold {
+func (i *Injector) holdAt(fn string, site instore.Site, pass int, match func(hoststore.CommitID) bool) *Hold {
 	if _, ok := sitePath(site); !ok {
 		panic(fmt.Sprintf("faults: %s: unknown site %q", fn, site))
 	}
 	if pass < 0 {
 		panic(fmt.Sprintf("faults: %s: pass %d; passes count from 1 (AnyPass is 0)", fn, pass))
 	}
-	h := &Hold{site: site, pass: pass, match: match, arrived: make(chan struct{}), left: make(chan struct{}), decided: make(chan struct{})}
-	reg.Lock()
-	defer reg.Unlock()
-	addLocked(site)
-	reg.holds[site] = append(reg.holds[site], h)
+	h := &Hold{inj: i, site: site, pass: pass, match: match, arrived: make(chan struct{}), left: make(chan struct{}), decided: make(chan struct{})}
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	i.addLocked(site)
+	i.reg.holds[site] = append(i.reg.holds[site], h)
 	return h
 }
 
@@ -210,13 +224,14 @@ func holdAt(fn string, site instore.Site, pass int, match func(hoststore.CommitI
 // it (as Proceed, unless Crash was decided first). It is idempotent.
 func (h *Hold) Disarm() {
 	h.Release()
-	reg.Lock()
-	defer reg.Unlock()
-	hs := reg.holds[h.site]
-	for i, x := range hs {
+	i := h.inj
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	hs := i.reg.holds[h.site]
+	for k, x := range hs {
 		if x == h {
-			reg.holds[h.site] = append(hs[:i:i], hs[i+1:]...)
-			dropLocked(h.site)
+			i.reg.holds[h.site] = append(hs[:k:k], hs[k+1:]...)
+			i.dropLocked(h.site)
 			return
 		}
 	}
@@ -233,8 +248,8 @@ func (h *Hold) Disarm() {
 // `2*off->1*return("crash")` crashes the third call of the site, which is
 // the second commit's first pass when each commit passes the site once,
 // and the first commit's third pass when it passes three times.
-func ArmTerms(site instore.Site, terms string) error {
-	return ArmTermsAtPass(site, AnyPass, terms)
+func (i *Injector) ArmTerms(site instore.Site, terms string) error {
+	return i.ArmTermsAtPass(site, AnyPass, terms)
 }
 
 // ArmTermsAtPass is ArmTerms for one pass: the terms are evaluated only
@@ -246,7 +261,7 @@ func ArmTerms(site instore.Site, terms string) error {
 // the terms of other passes stay. At a pass with terms of its own and
 // every-pass terms, the pass's own are evaluated first, and an error from
 // them ends the call. It refuses a negative pass.
-func ArmTermsAtPass(site instore.Site, pass int, terms string) error {
+func (i *Injector) ArmTermsAtPass(site instore.Site, pass int, terms string) error {
 	if _, ok := sitePath(site); !ok {
 		return fmt.Errorf("failpoint %q: unknown in-store site; the sites are %v", site, instore.Sites)
 	}
@@ -257,43 +272,43 @@ func ArmTermsAtPass(site instore.Site, pass int, terms string) error {
 	if err != nil {
 		return fmt.Errorf("failpoint %s: %w", site, err)
 	}
-	reg.Lock()
-	defer reg.Unlock()
+	i.reg.Lock()
+	defer i.reg.Unlock()
 	ts, err := armTermSet(failpath(site), terms, chain, lib)
 	if err != nil {
 		return err
 	}
-	if old := reg.terms[site][pass]; old != nil {
+	if old := i.reg.terms[site][pass]; old != nil {
 		old.disarm()
 	} else {
-		addLocked(site)
+		i.addLocked(site)
 	}
-	if reg.terms[site] == nil {
-		reg.terms[site] = map[int]*termSet{}
+	if i.reg.terms[site] == nil {
+		i.reg.terms[site] = map[int]*termSet{}
 	}
-	reg.terms[site][pass] = ts
+	i.reg.terms[site][pass] = ts
 	return nil
 }
 
 // DisarmTerms removes the every-pass terms ArmTerms armed at site (terms
 // armed at one pass stay); it does nothing when none are.
-func DisarmTerms(site instore.Site) { DisarmTermsAtPass(site, AnyPass) }
+func (i *Injector) DisarmTerms(site instore.Site) { i.DisarmTermsAtPass(site, AnyPass) }
 
 // DisarmTermsAtPass removes the terms ArmTermsAtPass armed at site and
 // pass; it does nothing when none are.
-func DisarmTermsAtPass(site instore.Site, pass int) {
-	reg.Lock()
-	defer reg.Unlock()
-	ts := reg.terms[site][pass]
+func (i *Injector) DisarmTermsAtPass(site instore.Site, pass int) {
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	ts := i.reg.terms[site][pass]
 	if ts == nil {
 		return
 	}
-	delete(reg.terms[site], pass)
-	if len(reg.terms[site]) == 0 {
-		delete(reg.terms, site)
+	delete(i.reg.terms[site], pass)
+	if len(i.reg.terms[site]) == 0 {
+		delete(i.reg.terms, site)
 	}
 	ts.disarm()
-	dropLocked(site)
+	i.dropLocked(site)
 }
 
 // ValidateTerms checks terms without arming anything: conform's subset of
@@ -331,6 +346,7 @@ func parseInStoreTerms(terms string) ([]termAct, string, error) {
 // atCall carries one instore.At call through failpoint.Call as a single
 // pointer, so the armed path boxes nothing but it; atCalls are pooled.
 type atCall struct {
+	inj  *Injector
 	ctx  context.Context
 	site instore.Site
 	id   hoststore.CommitID
@@ -340,21 +356,25 @@ type atCall struct {
 
 var atCalls = sync.Pool{New: func() any { return new(atCall) }}
 
-// dispatchAt is the handler in internal/hook's slot while anything
-// in-store is armed: instore.At calls it. It counts the commit's pass at
+// dispatchAt runs the injector's in-store failpoint for a call of
+// instore.At that reached it through internal/hook. With nothing armed in
+// the injector it returns nil. Otherwise it counts the commit's pass at
 // the site (and records it), then calls the site's failpath, which is
-// enabled with dispatch while anything is armed at that site; a site with
-// nothing armed, or not in instore.Sites, returns nil.
-func dispatchAt(ctx context.Context, name string, id hoststore.CommitID) error {
+// enabled with dispatch while any injector has something armed at that
+// site; a site with nothing armed, or not in instore.Sites, returns nil.
+func (i *Injector) dispatchAt(ctx context.Context, name string, id hoststore.CommitID) error {
+	if i.armed.Load() == 0 {
+		return nil
+	}
 	site := instore.Site(name)
-	i, ok := siteIndex(site)
+	k, ok := siteIndex(site)
 	if !ok {
 		return nil
 	}
-	pass := countPass(id, i, site)
+	pass := i.passes.count(id, k, site)
 	p, _ := sitePath(site)
 	c := atCalls.Get().(*atCall)
-	c.ctx, c.site, c.id, c.pass = ctx, site, id, pass
+	c.inj, c.ctx, c.site, c.id, c.pass = i, ctx, site, id, pass
 	failpoint.Call(p, c)
 	err := c.err
 	*c = atCall{}
@@ -362,11 +382,13 @@ func dispatchAt(ctx context.Context, name string, id hoststore.CommitID) error {
 	return err
 }
 
-// dispatch is the sites' failpoint.EnableCall function. It takes the first
-// untaken hold that catches the commit at this pass, waits on it, then
-// applies the terms armed for this pass, then the site's every-pass terms.
+// dispatch is the sites' failpoint.EnableCall function. It dispatches to
+// the call's injector: it takes the first untaken hold that catches the
+// commit at this pass, waits on it, then applies the terms armed for this
+// pass, then the site's every-pass terms.
 func dispatch(c *atCall) {
-	hold, atPass, every := lookup(c.site, c.pass, c.id)
+	i := c.inj
+	hold, atPass, every := i.lookup(c.site, c.pass, c.id)
 	if hold != nil {
 		if c.err = hold.wait(c.ctx, c.id, c.pass); c.err != nil {
 			return
@@ -374,7 +396,7 @@ func dispatch(c *atCall) {
 	}
 	for _, ts := range [2]*termSet{atPass, every} {
 		if ts != nil {
-			if c.err = ts.inStore(c.ctx, Pass{c.site, c.pass}, c.id); c.err != nil {
+			if c.err = ts.inStore(c.ctx, i, Pass{c.site, c.pass}, c.id); c.err != nil {
 				return
 			}
 		}
@@ -385,13 +407,13 @@ func dispatch(c *atCall) {
 // site, if any, and returns the terms armed at that pass and the site's
 // every-pass terms. The unlock is deferred: a matcher that panics must not
 // leave the registry locked.
-func lookup(site instore.Site, pass int, id hoststore.CommitID) (hold *Hold, atPass, every *termSet) {
-	reg.Lock()
-	defer reg.Unlock()
-	if ts := reg.terms[site]; ts != nil {
+func (i *Injector) lookup(site instore.Site, pass int, id hoststore.CommitID) (hold *Hold, atPass, every *termSet) {
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	if ts := i.reg.terms[site]; ts != nil {
 		atPass, every = ts[pass], ts[AnyPass]
 	}
-	for _, h := range reg.holds[site] {
+	for _, h := range i.reg.holds[site] {
 		if !h.taken && (h.pass == AnyPass || h.pass == pass) && (h.match == nil || h.match(id)) {
 			h.taken = true
 			return h, atPass, every
@@ -401,14 +423,14 @@ func lookup(site instore.Site, pass int, id hoststore.CommitID) (hold *Hold, atP
 }
 
 // inStore evaluates in-store terms once for a commit at a pass of a site.
-func (ts *termSet) inStore(ctx context.Context, at Pass, id hoststore.CommitID) error {
+func (ts *termSet) inStore(ctx context.Context, i *Injector, at Pass, id hoststore.CommitID) error {
 	t := ts.next()
 	if t == nil {
 		return nil
 	}
 	switch t.kind {
 	case actSleep:
-		return sleepCtx(ctx, t.sleep)
+		return i.sleepCtx(ctx, t.sleep)
 	case actReturn:
 		if t.ret == "crash" || t.ret == true {
 			return fmt.Errorf("%w: %s of commit %q (terms %q)", instore.ErrCrashed, at, id, ts.terms)
@@ -417,8 +439,8 @@ func (ts *termSet) inStore(ctx context.Context, at Pass, id hoststore.CommitID) 
 	return nil
 }
 
-// Armed counts what is armed in both layers' registries: in-store holds,
-// recorders and term sets, and wrapper term sets. A row can check it is zero before
-// and after an injection. Rules injected into a wrapper Store are that
-// Store's own and are not counted.
-func Armed() int { return int(armed.Load() + wrapArmed.Load()) }
+// Armed counts what is armed in the injector, over both layers: in-store
+// holds, recorders and term sets, and wrapper term sets. A row can check
+// it is zero before and after an injection. Rules injected into a wrapper
+// Store are that Store's own and are not counted.
+func (i *Injector) Armed() int { return int(i.armed.Load() + i.wrapArmed.Load()) }

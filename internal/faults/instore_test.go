@@ -9,6 +9,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/internal/hook"
+	"github.com/pingcap/failpoint"
 )
 
 // atAsync calls instore.At in a goroutine and returns its result on a channel.
@@ -23,30 +24,47 @@ func is(id hoststore.CommitID) func(hoststore.CommitID) bool {
 	return func(c hoststore.CommitID) bool { return c == id }
 }
 
-// requireDisarmed fails the test unless nothing is armed and internal/hook's
-// slot is empty, as instore.At's fast path needs.
+// requireDisarmed fails the test unless nothing is armed in the default
+// injector and internal/hook's slot is empty, as instore.At's fast path
+// needs.
 func requireDisarmed(t *testing.T) {
 	t.Helper()
-	if n := armed.Load(); n != 0 {
+	requireInjectorDisarmed(t, Default())
+	if hook.Installed() {
+		t.Fatal("internal/hook's slot holds an injector with nothing armed")
+	}
+	sites.Lock()
+	defer sites.Unlock()
+	for k, n := range sites.n {
+		if n != 0 {
+			t.Fatalf("site %s is enabled for %d injectors with nothing armed", instore.Sites[k], n)
+		}
+		if terms, err := failpoint.Status(failpath(instore.Sites[k])); err == nil {
+			t.Fatalf("site %s's failpath is enabled (%q) with nothing armed", instore.Sites[k], terms)
+		}
+	}
+}
+
+// requireInjectorDisarmed fails the test unless nothing is armed in i.
+func requireInjectorDisarmed(t *testing.T, i *Injector) {
+	t.Helper()
+	if n := i.armed.Load(); n != 0 {
 		t.Fatalf("armed = %d after disarming everything, want 0", n)
 	}
-	if hook.Installed() {
-		t.Fatal("internal/hook's slot holds the dispatcher with nothing armed")
-	}
-	reg.Lock()
-	defer reg.Unlock()
+	i.reg.Lock()
+	defer i.reg.Unlock()
 	for _, s := range instore.Sites {
-		if n := siteCountLocked(s); n != 0 {
+		if n := i.siteCountLocked(s); n != 0 {
 			t.Fatalf("site %s still counts %d armed", s, n)
 		}
 	}
-	passTab.Lock()
-	defer passTab.Unlock()
-	if n := len(passTab.recorders); n != 0 {
+	i.passes.Lock()
+	defer i.passes.Unlock()
+	if n := len(i.passes.recorders); n != 0 {
 		t.Fatalf("%d recorders still armed", n)
 	}
-	if passTab.cur != nil || passTab.old != nil {
-		t.Fatalf("the pass table holds %d+%d commits with nothing armed", len(passTab.cur), len(passTab.old))
+	if i.passes.cur != nil || i.passes.old != nil {
+		t.Fatalf("the pass table holds %d+%d commits with nothing armed", len(i.passes.cur), len(i.passes.old))
 	}
 }
 

@@ -13,13 +13,14 @@ import (
 //
 // A store may reach a site more than once in one commit: once per scope,
 // or again on an internal retry. While anything in-store is armed (a hold,
-// a recorder, terms), the dispatcher numbers the calls of each commit id at
-// each site: pass 1 is the first time the commit reaches the site, pass 2
-// the second, and so on. Every call with the commit id counts, from any
-// handle of this binary: a second send of the same batch goes on with the
-// count of the first.
+// a recorder, terms), an injector numbers the calls of each commit id at
+// each site that reach it: pass 1 is the first time the commit reaches the
+// site, pass 2 the second, and so on. Every call with the commit id that
+// reaches the injector counts, from any handle: a second send of the same
+// batch goes on with the count of the first.
 //
-// Memory: the counts live in a table of at most 2*PassMemory commits. It
+// Memory: each injector's counts live in a table of at most 2*PassMemory
+// commits. It
 // forgets a commit's counts when asked (ForgetPasses); all of them when
 // nothing in-store is armed any more (passes made with nothing armed are
 // not seen, so counts from before could not be trusted); and a commit's
@@ -65,41 +66,40 @@ func siteIndex(s instore.Site) (int, bool) {
 	return 0, false
 }
 
-// passTab is the pass table and the armed recorders. It is taken after
-// reg when both are; matchers of recorders run with it held.
+// passTable is an injector's pass table and its armed recorders.
 //
 // The table is two generations: a commit is counted in cur; when cur holds
 // PassMemory commits it becomes old and cur starts empty; a commit found
 // in old moves back to cur. A commit is forgotten when old is dropped, so
 // only after more than PassMemory other commits entered cur after its last
 // pass.
-var passTab struct {
+type passTable struct {
 	sync.Mutex
 	cur, old  map[hoststore.CommitID]siteCounts
 	recorders []*Recorder
 }
 
-// countPass counts a pass of commit id at site i and returns its number;
-// it records it in the recorders that match id. Called by dispatchAt for
+// count counts a pass of commit id at site k and returns its number; it
+// records it in the recorders that match id. Called by dispatchAt for
 // every call at an in-store site while anything is armed.
-func countPass(id hoststore.CommitID, i int, site instore.Site) int {
-	passTab.Lock()
-	defer passTab.Unlock()
-	c, ok := passTab.cur[id]
+func (t *passTable) count(id hoststore.CommitID, k int, site instore.Site) int {
+	t.Lock()
+	defer t.Unlock()
+	c, ok := t.cur[id]
 	if !ok {
-		if c, ok = passTab.old[id]; ok {
-			delete(passTab.old, id)
+		if c, ok = t.old[id]; ok {
+			delete(t.old, id)
 		}
-		if passTab.cur == nil {
-			passTab.cur = make(map[hoststore.CommitID]siteCounts)
-		} else if len(passTab.cur) >= PassMemory {
-			passTab.old, passTab.cur = passTab.cur, make(map[hoststore.CommitID]siteCounts, PassMemory)
+		if t.cur == nil {
+			t.cur = make(map[hoststore.CommitID]siteCounts)
+		} else if len(t.cur) >= PassMemory {
+			t.old, t.cur = t.cur, make(map[hoststore.CommitID]siteCounts, PassMemory)
 		}
 	}
-	c[i]++
-	passTab.cur[id] = c
-	n := c[i]
-	for _, r := range passTab.recorders {
+	c[k]++
+	t.cur[id] = c
+	n := c[k]
+	for _, r := range t.recorders {
 		if r.match == nil || r.match(id) {
 			r.add(id, Pass{Site: site, N: n})
 		}
@@ -107,12 +107,23 @@ func countPass(id hoststore.CommitID, i int, site instore.Site) int {
 	return n
 }
 
-// forgetAllPasses empties the table; called when nothing is armed any
-// more, with reg held.
-func forgetAllPasses() {
-	passTab.Lock()
-	passTab.cur, passTab.old = nil, nil
-	passTab.Unlock()
+// forgetAll empties the table; called when nothing is armed any more, with
+// reg held.
+func (t *passTable) forgetAll() {
+	t.Lock()
+	t.cur, t.old = nil, nil
+	t.Unlock()
+}
+
+// has reports whether the table counts commit id.
+func (t *passTable) has(id hoststore.CommitID) bool {
+	t.Lock()
+	defer t.Unlock()
+	_, ok := t.cur[id]
+	if !ok {
+		_, ok = t.old[id]
+	}
+	return ok
 }
 
 // ForgetPasses forgets the passes counted for the given commits: the next
@@ -120,26 +131,28 @@ func forgetAllPasses() {
 // runs a commit id again (another run of the same history) while something
 // stayed armed in between; with nothing armed in between the counts are
 // gone already.
-func ForgetPasses(ids ...hoststore.CommitID) {
-	passTab.Lock()
-	defer passTab.Unlock()
+func (i *Injector) ForgetPasses(ids ...hoststore.CommitID) {
+	t := &i.passes
+	t.Lock()
+	defer t.Unlock()
 	for _, id := range ids {
-		delete(passTab.cur, id)
-		delete(passTab.old, id)
+		delete(t.cur, id)
+		delete(t.old, id)
 	}
 }
 
 // Passes returns how many times commit id has reached each in-store site
-// while anything was armed, as far as the table remembers (see
-// PassMemory); sites it has not reached are absent. The map is the
+// while anything was armed in the injector, as far as its table remembers
+// (see PassMemory); sites it has not reached are absent. The map is the
 // caller's. A Recorder keeps the passes of the commits it matches for as
 // long as the caller needs them.
-func Passes(id hoststore.CommitID) map[instore.Site]int {
-	passTab.Lock()
-	defer passTab.Unlock()
-	c, ok := passTab.cur[id]
+func (i *Injector) Passes(id hoststore.CommitID) map[instore.Site]int {
+	t := &i.passes
+	t.Lock()
+	defer t.Unlock()
+	c, ok := t.cur[id]
 	if !ok {
-		c = passTab.old[id]
+		c = t.old[id]
 	}
 	return c.toMap()
 }
@@ -156,25 +169,26 @@ func (c siteCounts) toMap() map[instore.Site]int {
 
 // Recorder records, for each commit its matcher accepts, every pass the
 // commit makes at an in-store site while the recorder is armed. Its pass
-// numbers are the dispatcher's, the ones HoldAtPass and ArmTermsAtPass
+// numbers are its injector's, the ones HoldAtPass and ArmTermsAtPass
 // take. Build it with Record.
 //
 // A driver records a run, then for each (site, pass) a commit reached
 // crashes another run of it there:
 //
-//	rec := faults.Record(match)
+//	rec := inj.Record(match)
 //	// ... run the history ...
 //	rec.Disarm()
 //	for _, p := range rec.Trail(id) {
-//		faults.ForgetPasses(id) // unless nothing stays armed between runs
-//		h := faults.HoldAtPass(p.Site, p.N, match)
+//		inj.ForgetPasses(id) // unless nothing stays armed between runs
+//		h := inj.HoldAtPass(p.Site, p.N, match)
 //		h.Crash()
 //		// ... run the history again; h.Arrived() is closed if the crash happened ...
 //		h.Disarm()
 //	}
 type Recorder struct {
+	inj   *Injector
 	match func(hoststore.CommitID) bool
-	// Guarded by passTab.
+	// Guarded by inj.passes.
 	order  []hoststore.CommitID
 	trails map[hoststore.CommitID][]Pass
 	armed  bool
@@ -186,40 +200,41 @@ type Recorder struct {
 // is dropped, so its memory grows with the passes of the commits it
 // matches; match only the commits you need, and Disarm it when the run is
 // over. A recorder counts in Armed.
-func Record(match func(hoststore.CommitID) bool) *Recorder {
-	r := &Recorder{match: match, trails: map[hoststore.CommitID][]Pass{}, armed: true}
-	reg.Lock()
-	defer reg.Unlock()
-	armOneLocked()
-	passTab.Lock()
-	passTab.recorders = append(passTab.recorders, r)
-	passTab.Unlock()
+func (i *Injector) Record(match func(hoststore.CommitID) bool) *Recorder {
+	r := &Recorder{inj: i, match: match, trails: map[hoststore.CommitID][]Pass{}, armed: true}
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	i.armOneLocked()
+	i.passes.Lock()
+	i.passes.recorders = append(i.passes.recorders, r)
+	i.passes.Unlock()
 	return r
 }
 
 // Disarm stops the recording; what was recorded stays readable. It is
 // idempotent.
 func (r *Recorder) Disarm() {
-	reg.Lock()
-	defer reg.Unlock()
-	passTab.Lock()
+	i := r.inj
+	i.reg.Lock()
+	defer i.reg.Unlock()
+	i.passes.Lock()
 	if !r.armed {
-		passTab.Unlock()
+		i.passes.Unlock()
 		return
 	}
 	r.armed = false
-	rs := passTab.recorders
-	for i, x := range rs {
+	rs := i.passes.recorders
+	for k, x := range rs {
 		if x == r {
-			passTab.recorders = append(rs[:i:i], rs[i+1:]...)
+			i.passes.recorders = append(rs[:k:k], rs[k+1:]...)
 			break
 		}
 	}
-	passTab.Unlock()
-	dropOneLocked()
+	i.passes.Unlock()
+	i.dropOneLocked()
 }
 
-// add records a pass; called with passTab held.
+// add records a pass; called with inj.passes held.
 func (r *Recorder) add(id hoststore.CommitID, p Pass) {
 	t, ok := r.trails[id]
 	if !ok {
@@ -231,8 +246,8 @@ func (r *Recorder) add(id hoststore.CommitID, p Pass) {
 // Commits returns the commits the recorder saw, in the order each first
 // reached a site. The slice is the caller's.
 func (r *Recorder) Commits() []hoststore.CommitID {
-	passTab.Lock()
-	defer passTab.Unlock()
+	r.inj.passes.Lock()
+	defer r.inj.passes.Unlock()
 	return append([]hoststore.CommitID(nil), r.order...)
 }
 
@@ -242,8 +257,8 @@ func (r *Recorder) Commits() []hoststore.CommitID {
 // commit-locked once per scope of a two-scope batch. The slice is the
 // caller's.
 func (r *Recorder) Trail(id hoststore.CommitID) []Pass {
-	passTab.Lock()
-	defer passTab.Unlock()
+	r.inj.passes.Lock()
+	defer r.inj.passes.Unlock()
 	return append([]Pass(nil), r.trails[id]...)
 }
 
@@ -252,8 +267,8 @@ func (r *Recorder) Trail(id hoststore.CommitID) []Pass {
 // when the recorder was armed before the commit began. Sites it did not
 // reach are absent. The map is the caller's.
 func (r *Recorder) Passes(id hoststore.CommitID) map[instore.Site]int {
-	passTab.Lock()
-	defer passTab.Unlock()
+	r.inj.passes.Lock()
+	defer r.inj.passes.Unlock()
 	var c siteCounts
 	for _, p := range r.trails[id] {
 		i, _ := siteIndex(p.Site)

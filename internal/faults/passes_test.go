@@ -421,9 +421,10 @@ func TestPassMemoryBound(t *testing.T) {
 	if got := Passes(hoststore.CommitID(fmt.Sprintf("o%d", 2*PassMemory))); len(got) != 1 {
 		t.Fatalf("a commit PassMemory others ago is forgotten")
 	}
-	passTab.Lock()
-	size := len(passTab.cur) + len(passTab.old)
-	passTab.Unlock()
+	d := Default()
+	d.passes.Lock()
+	size := len(d.passes.cur) + len(d.passes.old)
+	d.passes.Unlock()
 	if size > 2*PassMemory {
 		t.Fatalf("the pass table holds %d commits, more than 2*PassMemory", size)
 	}

@@ -320,12 +320,13 @@ func (ts *termSet) next() *termAct {
 }
 
 // sleepCtx sleeps d, or less when ctx ends first (then it returns
-// ctx.Err()); the sleep counts as the harness's time (HarnessTime).
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// ctx.Err()); the sleep counts as the injector's harness time
+// (HarnessTime).
+func (i *Injector) sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	defer beginHarnessWait()()
+	defer i.clock.begin()()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

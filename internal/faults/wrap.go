@@ -156,7 +156,14 @@ func (in *Injection) Remove() {
 // ErrKilled to every call without reaching the inner store. Panics of the
 // inner store are not caught here, except in a request abandoned in flight
 // (see WaitAbandoned).
+//
+// A call's injector is the one its context carries, else the Store's own
+// (Injector.Wrap), else the default injector (Wrap). The call reaches the
+// inner store under a context that carries it, unless it is the default
+// injector; the wrapper terms of a commit are that injector's, and the
+// commit's id is claimed for it (Injector.Claim).
 type Store struct {
+	inj      *Injector // nil: the default injector for a context without one
 	inner    hoststore.HostStore
 	dead     atomic.Bool
 	killOnce sync.Once
@@ -176,8 +183,26 @@ var (
 	_ io.Closer           = (*Store)(nil)
 )
 
-// Wrap puts a Store with nothing injected around inner.
+// Wrap puts a Store with nothing injected around inner. A call under a
+// context without an injector takes the default injector's wrapper terms.
+// It serves callers not yet converted to an injector of their own.
 func Wrap(inner hoststore.HostStore) *Store { return &Store{inner: inner} }
+
+// Wrap puts a Store with nothing injected around inner, whose calls under
+// a context without an injector are the injector's.
+func (i *Injector) Wrap(inner hoststore.HostStore) *Store { return &Store{inj: i, inner: inner} }
+
+// bind returns the call's context, carrying its injector, and the
+// injector.
+func (s *Store) bind(ctx context.Context) (context.Context, *Injector) {
+	if inj := InjectorOf(ctx); inj != nil {
+		return ctx, inj
+	}
+	if s.inj != nil {
+		return s.inj.Bind(ctx), s.inj
+	}
+	return ctx, defaultInjector
+}
 
 // Inner is the wrapped store.
 func (s *Store) Inner() hoststore.HostStore { return s.inner }

@@ -14,7 +14,11 @@ func call[T any](s *Store, ctx context.Context, op Op, b *hoststore.CommitBatch,
 	if s.dead.Load() {
 		return zero, ErrKilled
 	}
-	if err := s.before(ctx, op, b); err != nil {
+	ctx, inj := s.bind(ctx)
+	if b != nil && !inj.fallback {
+		inj.Claim(b.CommitID())
+	}
+	if err := s.before(ctx, inj, op, b); err != nil {
 		return zero, err
 	}
 	if _, ok := s.take(op, InFlight, b); ok {
@@ -23,7 +27,7 @@ func call[T any](s *Store, ctx context.Context, op Op, b *hoststore.CommitBatch,
 		return zero, ErrKilled
 	}
 	v, err := req(ctx)
-	if err := s.after(ctx, op, b); err != nil {
+	if err := s.after(ctx, inj, op, b); err != nil {
 		return zero, err
 	}
 	if s.dead.Load() {
@@ -34,12 +38,12 @@ func call[T any](s *Store, ctx context.Context, op Op, b *hoststore.CommitBatch,
 	return v, err
 }
 
-// before applies the before-send rules and, for a commit, terms.
-func (s *Store) before(ctx context.Context, op Op, b *hoststore.CommitBatch) error {
+// before applies the before-send rules and, for a commit, inj's terms.
+func (s *Store) before(ctx context.Context, inj *Injector, op Op, b *hoststore.CommitBatch) error {
 	e, ok := s.take(op, BeforeSend, b)
 	if !ok && op == OpCommit {
 		var err error
-		if e, ok, err = wrapTerms(ctx, WrapCommitBeforeSend); err != nil {
+		if e, ok, err = inj.wrapTerms(ctx, WrapCommitBeforeSend); err != nil {
 			return err
 		}
 	}
@@ -52,12 +56,12 @@ func (s *Store) before(ctx context.Context, op Op, b *hoststore.CommitBatch) err
 	return answer(op, BeforeSend, e)
 }
 
-// after applies the after-answer rules and, for a commit, terms.
-func (s *Store) after(ctx context.Context, op Op, b *hoststore.CommitBatch) error {
+// after applies the after-answer rules and, for a commit, inj's terms.
+func (s *Store) after(ctx context.Context, inj *Injector, op Op, b *hoststore.CommitBatch) error {
 	e, ok := s.take(op, AfterAnswer, b)
 	if !ok && op == OpCommit {
 		var err error
-		if e, ok, err = wrapTerms(ctx, WrapCommitAfterAnswer); err != nil {
+		if e, ok, err = inj.wrapTerms(ctx, WrapCommitAfterAnswer); err != nil {
 			return err
 		}
 	}

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // WrapSite is a named point of the wrapper where terms from the CLI act on
 // a commit. Unlike an instore.Site, no store calls it: every wrapper Store
-// in the process consults it around each commit.
+// consults its injector's terms there around each commit.
 type WrapSite string
 
 // The wrapper sites.
@@ -51,52 +49,43 @@ func (s WrapSite) effect(v any) (Effect, bool) {
 	return 0, false
 }
 
-// wrapArmed counts the wrapper sites with terms; zero keeps a commit's
-// check to one atomic load. It changes only with wrapReg held.
-var wrapArmed atomic.Int64
-
-var wrapReg = struct {
-	sync.Mutex
-	terms map[WrapSite]*termSet
-}{terms: map[WrapSite]*termSet{}}
-
 // ArmWrapTerms arms a wrapper site with terms, replacing terms armed there
-// before (with fresh counts). It acts on every wrapper Store in the
-// process. It refuses an unknown site, terms ValidateTerms refuses, and
+// before (with fresh counts). It acts on every commit of a wrapper Store
+// whose injector is i (see Store). It refuses an unknown site, terms ValidateTerms refuses, and
 // return values the site does not take (see WrapCommitBeforeSend and
 // WrapCommitAfterAnswer).
-func ArmWrapTerms(site WrapSite, terms string) error {
+func (i *Injector) ArmWrapTerms(site WrapSite, terms string) error {
 	chain, lib, err := parseWrapTerms(site, terms)
 	if err != nil {
 		return err
 	}
-	wrapReg.Lock()
-	defer wrapReg.Unlock()
+	i.wrapReg.Lock()
+	defer i.wrapReg.Unlock()
 	ts, err := armTermSet(site.Failpath(), terms, chain, lib)
 	if err != nil {
 		return err
 	}
-	if old := wrapReg.terms[site]; old != nil {
+	if old := i.wrapReg.terms[site]; old != nil {
 		old.disarm()
 	} else {
-		wrapArmed.Add(1)
+		i.wrapArmed.Add(1)
 	}
-	wrapReg.terms[site] = ts
+	i.wrapReg.terms[site] = ts
 	return nil
 }
 
 // DisarmWrapTerms removes the terms armed at a wrapper site; it does nothing
 // when none are.
-func DisarmWrapTerms(site WrapSite) {
-	wrapReg.Lock()
-	defer wrapReg.Unlock()
-	ts := wrapReg.terms[site]
+func (i *Injector) DisarmWrapTerms(site WrapSite) {
+	i.wrapReg.Lock()
+	defer i.wrapReg.Unlock()
+	ts := i.wrapReg.terms[site]
 	if ts == nil {
 		return
 	}
-	delete(wrapReg.terms, site)
+	delete(i.wrapReg.terms, site)
 	ts.disarm()
-	wrapArmed.Add(-1)
+	i.wrapArmed.Add(-1)
 }
 
 // parseWrapTerms parses terms and checks their return values for site.
@@ -121,16 +110,16 @@ func parseWrapTerms(site WrapSite, terms string) ([]termAct, string, error) {
 	return chain, lib, nil
 }
 
-// wrapTerms evaluates the terms armed at site once: the effect of a return
+// wrapTerms evaluates the terms armed at site in the injector once: the effect of a return
 // term that fired, if any. A sleep term sleeps here and returns ctx.Err()
 // when ctx ends first.
-func wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
-	if wrapArmed.Load() == 0 {
+func (i *Injector) wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
+	if i.wrapArmed.Load() == 0 {
 		return 0, false, nil
 	}
-	wrapReg.Lock()
-	ts := wrapReg.terms[site]
-	wrapReg.Unlock()
+	i.wrapReg.Lock()
+	ts := i.wrapReg.terms[site]
+	i.wrapReg.Unlock()
 	if ts == nil {
 		return 0, false, nil
 	}
@@ -140,7 +129,7 @@ func wrapTerms(ctx context.Context, site WrapSite) (Effect, bool, error) {
 	}
 	switch t.kind {
 	case actSleep:
-		return 0, false, sleepCtx(ctx, t.sleep)
+		return 0, false, i.sleepCtx(ctx, t.sleep)
 	case actReturn:
 		e, _ := site.effect(t.ret) // checked when armed
 		return e, true, nil

@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
@@ -44,5 +45,97 @@ func TestSetAndCall(t *testing.T) {
 	}
 	if err := Call(context.Background(), "commit-locked", "c3"); err != nil {
 		t.Fatalf("Call after Set(nil) = %v, want nil", err)
+	}
+}
+
+// fakeInjector records its calls and claims the ids in claims.
+type fakeInjector struct {
+	name   string
+	claims map[hoststore.CommitID]bool
+	armed  bool
+	calls  []string
+}
+
+func (f *fakeInjector) At(_ context.Context, site string, id hoststore.CommitID) error {
+	f.calls = append(f.calls, site+"/"+string(id))
+	return nil
+}
+
+func (f *fakeInjector) Claims(id hoststore.CommitID) bool { return f.claims[id] }
+
+func (f *fakeInjector) Armed() bool { return f.armed }
+
+func TestCallFindsTheInjector(t *testing.T) {
+	a := &fakeInjector{name: "a", claims: map[hoststore.CommitID]bool{"ca": true}, armed: true}
+	b := &fakeInjector{name: "b", claims: map[hoststore.CommitID]bool{"cb": true, "ca": true}, armed: true}
+	d := &fakeInjector{name: "default", armed: true}
+	unarmed := &fakeInjector{name: "unarmed"}
+	bg := context.Background()
+
+	// With the slot empty a context's injector is not even asked.
+	if err := Call(With(bg, a), "commit-locked", "x"); err != nil || len(a.calls) != 0 {
+		t.Fatalf("Call with the slot empty = %v, a saw %v; want nil and no call", err, a.calls)
+	}
+	if Armed(With(bg, a)) || Armed(bg) {
+		t.Fatal("Armed with the slot empty = true")
+	}
+	ctxU := With(bg, unarmed)
+	if n := testing.AllocsPerRun(100, func() { _ = Call(ctxU, "commit-locked", "c1") }); n != 0 {
+		t.Fatalf("Call under a bound context with the slot empty allocates %v times, want 0", n)
+	}
+
+	Activate(a)
+	Activate(b)
+	Activate(a) // once only
+	SetFallback(d)
+	if From(bg) != nil || From(With(bg, b)) != b {
+		t.Fatal("From does not return the injector With put in the context")
+	}
+	// A bound context reaches its injector, armed or not, and no other.
+	_ = Call(With(bg, b), "commit-locked", "ca")
+	_ = Call(ctxU, "commit-locked", "cb")
+	// Without one: the first active injector that claims the id, else the
+	// fallback.
+	_ = Call(bg, "commit-locked", "ca")
+	_ = Call(bg, "commit-locked", "cb")
+	_ = Call(bg, "commit-locked", "cz")
+	for _, c := range []struct {
+		f    *fakeInjector
+		want string
+	}{
+		{a, "[commit-locked/ca]"},
+		{b, "[commit-locked/ca commit-locked/cb]"},
+		{d, "[commit-locked/cz]"},
+		{unarmed, "[commit-locked/cb]"},
+	} {
+		if got := fmt.Sprint(c.f.calls); got != c.want {
+			t.Errorf("%s saw %s, want %s", c.f.name, got, c.want)
+		}
+	}
+	if !Armed(With(bg, a)) || Armed(ctxU) || !Armed(bg) {
+		t.Errorf("Armed: a %v, unarmed %v, no injector %v; want true, false, true", Armed(With(bg, a)), Armed(ctxU), Armed(bg))
+	}
+
+	Deactivate(a)
+	Deactivate(b)
+	if !Installed() {
+		t.Fatal("the fallback is set and the slot is empty")
+	}
+	SetFallback(nil)
+	if Installed() {
+		t.Fatal("Installed after every injector left = true")
+	}
+	if err := Call(bg, "commit-locked", "ca"); err != nil || len(a.calls) != 1 {
+		t.Fatalf("Call after every injector left = %v, a saw %v", err, a.calls)
+	}
+}
+
+func BenchmarkCallEmpty(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Call(ctx, "commit-locked", "c1"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -18,7 +18,7 @@ func matchID(id hoststore.CommitID) func(hoststore.CommitID) bool {
 // until the commit arrives there. The answer comes on the channel.
 func (e *env) holdCommit(s hoststore.HostStore, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	e.Helper()
-	h := faults.HoldAt(site, matchID(b.CommitID()))
+	h := e.inj.HoldAt(site, matchID(b.CommitID()))
 	e.Cleanup(h.Disarm)
 	res := make(chan error, 1)
 	go func() { res <- s.Commit(e.ctx, b) }()
@@ -75,7 +75,7 @@ func testCrash(e *env) {
 		setup := e.id("setup")
 		e.commit(w, e.batch(setup, tok, create(a, "a1"), create(b, "b1")))
 		bt := e.batch(e.id("crash"), tok, withRows(withHead(next(a, 1), "a2"), "ra"), withRows(withHead(next(b, 1), "b2"), "rb"))
-		h := faults.HoldAt(site, matchID(bt.CommitID()))
+		h := e.inj.HoldAt(site, matchID(bt.CommitID()))
 		h.Crash()
 		err := w.Commit(e.ctx, bt)
 		h.Disarm()

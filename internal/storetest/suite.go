@@ -1,7 +1,8 @@
 // Package storetest holds the direct semantic tests and benchmarks that
 // this module's stores (stores/sqlite, stores/appendonly, stores/postgres)
 // share. They drive a store through the public SPI, and hold or crash its
-// commits at the in-store sites through internal/faults. They are a store
+// commits at the in-store sites through an injector of internal/faults that
+// each test arms on its own (env.inj). They are a store
 // author's own tests, not the conformance chapter: the chapter judges a
 // store later, by the contract.
 package storetest
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // Config describes the store under test.
@@ -55,7 +57,8 @@ func Run(t *testing.T, cfg Config) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &env{T: t, cfg: cfg, f: cfg.NewFactory(t), ctx: t.Context()}
+			inj := faults.NewInjector()
+			e := &env{T: t, cfg: cfg, f: cfg.NewFactory(t), inj: inj, ctx: inj.Bind(t.Context())}
 			tc.fn(e)
 		})
 	}
@@ -66,6 +69,7 @@ type env struct {
 	*testing.T
 	cfg Config
 	f   hoststore.HostStoreFactory
+	inj *faults.Injector // the test's own; ctx carries it
 	ctx context.Context
 	seq int
 }
