@@ -328,7 +328,7 @@ func progressLine(w io.Writer, r SpecReport) {
 		if i := strings.Index(msg, "\n"); i > 0 {
 			msg = msg[:i]
 		}
-		fmt.Fprintf(w, "      %s\n", textsafe.Line(reports.Clip(msg, 300)))
+		fmt.Fprintf(w, "      %s\n", textsafe.Line(textsafe.Clip(msg, 300)))
 	}
 }
 
@@ -345,11 +345,11 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 		strings.ToUpper(v.Label()), c[reports.StatusPassed], reports.InPartNote(run.PassedInPart()), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
-			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))
+			fmt.Fprintf(w, "  %s\n", textsafe.Line(textsafe.Clip(why, 400)))
 		}
 	}
 	for _, warning := range run.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", textsafe.Line(reports.Clip(warning, 400)))
+		fmt.Fprintf(w, "warning: %s\n", textsafe.Line(textsafe.Clip(warning, 400)))
 	}
 	switch {
 	case dir == "-":

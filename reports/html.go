@@ -120,7 +120,7 @@ const (
 // are failed, and its other cells passed; a failure that names no
 // obligation, or a failed row with no failure recorded, fails every cell
 // of the row. All text from the run is rendered through html/template after
-// being cut to FieldMax (logs to OutputMax) with control characters made
+// being cut to fieldMax (logs to outputMax) with control characters made
 // visible.
 func WriteHTML(w io.Writer, run *Run) error {
 	if run == nil {

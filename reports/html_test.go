@@ -458,7 +458,7 @@ func TestHTMLTrailFolds(t *testing.T) {
 		{n: 3},
 		{n: htmlTrailTail + 2},
 		{n: 50, early: 40, start: 1, tailStart: 41},
-		{n: 300, early: TrailMax - htmlTrailTail, start: 101, tailStart: 291, cut: "… 100 earlier operations cut"},
+		{n: 300, early: trailMax - htmlTrailTail, start: 101, tailStart: 291, cut: "… 100 earlier operations cut"},
 	} {
 		run := sampleRun()
 		run.Rows[2].Failures[0].Trail = lines(c.n)

@@ -14,7 +14,7 @@ import (
 // the schema requires (obligations, rows, a row's labels and obligations) are
 // written as [] so readers need not tell null from empty. Text is written as
 // JSON strings, so invalid UTF-8 becomes U+FFFD; the harness formats payload
-// bytes with Payload first. run is not modified.
+// bytes (textsafe.Payload) first. run is not modified.
 func WriteJSON(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write json: nil run")

@@ -36,8 +36,8 @@ func emoji(s Status) string {
 // expected, got and diff in fenced code blocks, the timeline of the history
 // it was found in, one event a line, in another, the trail) and the row's
 // repro line in a code block, then the parts not exercised. Store text is
-// cut to FieldMax per field (logs to OutputMax, trails to their last
-// TrailMax lines), control characters made visible, Markdown punctuation
+// cut to fieldMax per field (logs to outputMax, trails to their last
+// trailMax lines), control characters made visible, Markdown punctuation
 // (pipes, backticks, <, and the like) escaped outside code blocks, and
 // newlines turned into <br>; code fences are longer than any run of
 // backticks inside them. Once the page passes 256 KiB, the remaining

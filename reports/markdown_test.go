@@ -171,7 +171,7 @@ func countUnescaped(s string, c byte) int {
 
 func TestMarkdownBudget(t *testing.T) {
 	run := sampleRun()
-	long := strings.Repeat("x", FieldMax)
+	long := strings.Repeat("x", fieldMax)
 	f := Failure{Message: long, Obligation: "ob:1", Expected: long, Got: long, Diff: long}
 	run.Rows = nil
 	for i := 0; i < 100; i++ {

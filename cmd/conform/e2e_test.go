@@ -23,6 +23,7 @@ import (
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/internal/chapter/fences"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -391,7 +392,7 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 	for i, row := range run.Rows {
 		if row.Status == reports.StatusFailed {
 			if row.ID != "stale-fence" {
-				t.Errorf("row %s failed too: %s", row.ID, reports.Clip(row.Failures[0].Message, 300))
+				t.Errorf("row %s failed too: %s", row.ID, textsafe.Clip(row.Failures[0].Message, 300))
 			}
 			failed = &run.Rows[i]
 		}
@@ -1186,7 +1187,7 @@ func boundIn(t *testing.T, s, marker string) time.Duration {
 	t.Helper()
 	i := strings.Index(s, marker)
 	if i < 0 {
-		t.Fatalf("%q does not name a bound after %q", reports.Clip(s, 600), marker)
+		t.Fatalf("%q does not name a bound after %q", textsafe.Clip(s, 600), marker)
 	}
 	rest := s[i+len(marker):]
 	if j := strings.IndexAny(rest, " ,()"); j >= 0 {
@@ -1233,7 +1234,7 @@ func TestHangInCommitIsJudgedAtTheCall(t *testing.T) {
 		failed++
 		for _, f := range row.Failures {
 			if f.Obligation != "ob:errors" || !strings.Contains(f.Message, "hang in Commit") || strings.Contains(f.Message, "time bound") {
-				t.Errorf("row %s: want the hang reported at the commit under ob:errors, got [%s] %s", row.ID, f.Obligation, reports.Clip(f.Message, 400))
+				t.Errorf("row %s: want the hang reported at the commit under ob:errors, got [%s] %s", row.ID, f.Obligation, textsafe.Clip(f.Message, 400))
 				continue
 			}
 			if d := boundIn(t, f.Message, "within the per-call bound of "); d > 5*time.Second {
@@ -1263,7 +1264,7 @@ func TestRealmLockIsJudgedAtTheStallBound(t *testing.T) {
 		case stall:
 			for _, f := range row.Failures {
 				if f.Obligation != "ob:8" {
-					t.Errorf("row %s: a failure names %s, want ob:8: %s", row.ID, f.Obligation, reports.Clip(f.Message, 300))
+					t.Errorf("row %s: a failure names %s, want ob:8: %s", row.ID, f.Obligation, textsafe.Clip(f.Message, 300))
 					continue
 				}
 				if d := boundIn(t, f.Message, "(the stall bound: "); d > 1250*time.Millisecond {
