@@ -96,7 +96,7 @@ const (
 	htmlWordBack     = 24 // how far back a cut looks for the end of a word, in bytes
 )
 
-// WriteHTML writes run as one self-contained HTML page (inline CSS, no
+// writeHTML writes run as one self-contained HTML page (inline CSS, no
 // script, no external asset) that shows the whole certification at a
 // glance: a header with the store, seed, version, verdict and its reasons,
 // duration and counts; a summary of the findings, one line per selected row
@@ -122,7 +122,7 @@ const (
 // of the row. All text from the run is rendered through html/template after
 // being cut to fieldMax (logs to outputMax) with control characters made
 // visible.
-func WriteHTML(w io.Writer, run *Run) error {
+func writeHTML(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write html: nil run")
 	}

@@ -13,8 +13,8 @@ import (
 func page(t *testing.T, run *Run) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run); err != nil {
-		t.Fatalf("WriteHTML: %v", err)
+	if err := writeHTML(&buf, run); err != nil {
+		t.Fatalf("writeHTML: %v", err)
 	}
 	return buf.String()
 }
@@ -226,7 +226,7 @@ type node struct {
 	inner []any  // kids and text in order, for text
 }
 
-// parseHTML parses a page written by WriteHTML into its element tree.
+// parseHTML parses a page written by writeHTML into its element tree.
 func parseHTML(t *testing.T, s string) *node {
 	t.Helper()
 	d := xml.NewDecoder(strings.NewReader(s))

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// mdBudget is the size past which WriteMarkdown stops adding failure
+// mdBudget is the size past which writeMarkdown stops adding failure
 // sections and points to report.html instead: a GitHub step summary holds
 // at most 1 MiB.
 const mdBudget = 256 << 10
@@ -28,7 +28,7 @@ func emoji(s Status) string {
 	return "❓"
 }
 
-// WriteMarkdown writes run as GitHub-flavoured Markdown for a CI step
+// writeMarkdown writes run as GitHub-flavoured Markdown for a CI step
 // summary or a pull-request comment: a verdict line (✅ conformant or ❌ not
 // conformant), the run's store, seed, version and duration, the counts, a
 // table of rows (status, name, obligations, duration), then a section per
@@ -42,7 +42,7 @@ func emoji(s Status) string {
 // newlines turned into <br>; code fences are longer than any run of
 // backticks inside them. Once the page passes 256 KiB, the remaining
 // failures are left to report.html.
-func WriteMarkdown(w io.Writer, run *Run) error {
+func writeMarkdown(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write markdown: nil run")
 	}

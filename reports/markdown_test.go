@@ -10,8 +10,8 @@ import (
 func markdown(t *testing.T, run *Run) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, run); err != nil {
-		t.Fatalf("WriteMarkdown: %v", err)
+	if err := writeMarkdown(&buf, run); err != nil {
+		t.Fatalf("writeMarkdown: %v", err)
 	}
 	return buf.String()
 }
@@ -37,7 +37,7 @@ func TestSummariesCountRowsPassedInPart(t *testing.T) {
 		t.Errorf("report.md does not say a row passed in part:\n%s", s)
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run); err != nil {
+	if err := writeHTML(&buf, run); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "passed (1 of them in part)") {
@@ -105,7 +105,7 @@ func TestMarkdownFenceOutrunsBackticks(t *testing.T) {
 	}
 }
 
-// ownTag matches the HTML tags WriteMarkdown writes itself.
+// ownTag matches the HTML tags writeMarkdown writes itself.
 var ownTag = regexp.MustCompile(`^</?(br|details|summary)>`)
 
 func TestMarkdownHostile(t *testing.T) {

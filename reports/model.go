@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// SchemaVersion is the version of the report.json schema that WriteJSON
+// SchemaVersion is the version of the report.json schema that WriteAll
 // writes and the only one ReadJSON accepts. It changes when a field changes
 // meaning or is removed; adding a field does not change it. Schema 2 judges
 // only the selected rows, counts what was not exercised against the store,
@@ -135,7 +135,7 @@ type Row struct {
 
 // Run is the whole result of one conformance run, as the harness fills it.
 type Run struct {
-	Schema      int           `json:"schema"`  // SchemaVersion; WriteJSON fills it when zero
+	Schema      int           `json:"schema"`  // SchemaVersion; WriteAll fills it when zero
 	Tool        string        `json:"tool"`    // "conform"
 	Version     string        `json:"version"` // version of conform
 	Store       string        `json:"store"`   // store URL or name

@@ -16,7 +16,7 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 			Replayed: []LedgerEntry{{Index: 1, Seed: 55, Failed: true}}},
 		Rows: []Row{{Chapter: "explore", ID: "explore-histories", Status: StatusPassed}}}
 	var b bytes.Buffer
-	if err := WriteJSON(&b, run); err != nil {
+	if err := writeJSON(&b, run); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadJSON(&b)
@@ -31,8 +31,8 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 		t.Fatalf("Campaign() = %q, want %q", c, want)
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"markdown": func(w *bytes.Buffer) error { return WriteMarkdown(w, run) },
-		"html":     func(w *bytes.Buffer) error { return WriteHTML(w, run) },
+		"markdown": func(w *bytes.Buffer) error { return writeMarkdown(w, run) },
+		"html":     func(w *bytes.Buffer) error { return writeHTML(w, run) },
 	} {
 		var out bytes.Buffer
 		if err := write(&out); err != nil {

@@ -480,7 +480,7 @@ func TestMarkdownAndJUnitTimeline(t *testing.T) {
 		t.Errorf("report.md lacks the timeline in a code block:\n%s", md)
 	}
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, run); err != nil {
+	if err := writeJUnit(&buf, run); err != nil {
 		t.Fatal(err)
 	}
 	body := buf.String()

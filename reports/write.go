@@ -19,10 +19,10 @@ var Files = []string{"junit.xml", "report.json", "report.md", "report.html"}
 
 // writers renders each of Files.
 var writers = map[string]func(io.Writer, *Run) error{
-	"junit.xml":   WriteJUnit,
-	"report.json": WriteJSON,
-	"report.md":   WriteMarkdown,
-	"report.html": WriteHTML,
+	"junit.xml":   writeJUnit,
+	"report.json": writeJSON,
+	"report.md":   writeMarkdown,
+	"report.html": writeHTML,
 }
 
 // ErrForeignDir is wrapped by the error CheckDir and WriteAll return for a
