@@ -15,6 +15,8 @@ package reports
 import (
 	"fmt"
 	"time"
+
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
 // SchemaVersion is the version of the report.json schema that WriteAll
@@ -108,7 +110,7 @@ type Failure struct {
 	Location   string       `json:"location,omitempty"`
 	// Timeline is the concurrent history the failure was found in, when
 	// exploration found it, with the operation it is about highlighted.
-	Timeline *Timeline `json:"timeline,omitempty"`
+	Timeline *timeline.Timeline `json:"timeline,omitempty"`
 }
 
 // Row is the result of one row (one Ginkgo It) of a chapter.
