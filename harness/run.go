@@ -17,6 +17,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
@@ -356,7 +357,7 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 	case werr != nil:
 		fmt.Fprintf(w, "reports NOT written: %s\n", textsafe.Line(werr.Error()))
 	default:
-		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(textsafe.Line(dir), "/"), strings.Join(reports.Files, ","))
+		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(textsafe.Line(dir), "/"), strings.Join(reportdir.Files, ","))
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/internal/chapter/fences"
+	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
@@ -111,7 +112,7 @@ func TestRunReferenceIsConformant(t *testing.T) {
 	if !strings.Contains(r.stdout, "CONFORMANT") || !strings.Contains(r.stdout, "PASS  Stale fence") {
 		t.Errorf("stdout lacks the live lines or the verdict:\n%s", r.stdout)
 	}
-	for _, f := range reports.Files {
+	for _, f := range reportdir.Files {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("report %s missing or empty: %v", f, err)
 		}
@@ -493,7 +494,7 @@ func TestInterruptWritesReports(t *testing.T) {
 func reportSet(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	set := map[string]string{}
-	for _, f := range reports.Files {
+	for _, f := range reportdir.Files {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err == nil {
 			set[f] = string(b)
@@ -525,7 +526,7 @@ func TestInterruptDuringReportWrite(t *testing.T) {
 				t.Fatalf("the old set: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			old := reportSet(t, dir)
-			if len(old) != len(reports.Files) {
+			if len(old) != len(reportdir.Files) {
 				t.Fatalf("the old set has %d files", len(old))
 			}
 
@@ -587,7 +588,7 @@ func TestInterruptDuringReportWrite(t *testing.T) {
 				if claimed || !strings.Contains(stdout, "NOT written") {
 					t.Errorf("the old set is there, but stdout does not say the reports were not written:\n%s", stdout)
 				}
-			case len(got) == len(reports.Files):
+			case len(got) == len(reportdir.Files):
 				for f, b := range got {
 					if !strings.Contains(b, "222222") || strings.Contains(b, "111111") {
 						t.Errorf("%s is not of the new run: a mix of sets", f)
@@ -597,7 +598,7 @@ func TestInterruptDuringReportWrite(t *testing.T) {
 					t.Errorf("the new set is there, but stdout does not say so:\n%s", stdout)
 				}
 			default:
-				t.Errorf("the report directory holds %d of the %d reports", len(got), len(reports.Files))
+				t.Errorf("the report directory holds %d of the %d reports", len(got), len(reportdir.Files))
 			}
 			if es, _ := os.ReadDir(parent); len(es) != 1 {
 				t.Errorf("beside the reports: %v", es)
@@ -636,8 +637,8 @@ func TestClosedStdoutStillWritesReports(t *testing.T) {
 	if v := run.Verdict(); v != reports.VerdictConformant {
 		t.Errorf("verdict %s", v)
 	}
-	if got := reportSet(t, dir); len(got) != len(reports.Files) {
-		t.Errorf("%d of the %d reports written", len(got), len(reports.Files))
+	if got := reportSet(t, dir); len(got) != len(reportdir.Files) {
+		t.Errorf("%d of the %d reports written", len(got), len(reportdir.Files))
 	}
 }
 
@@ -943,7 +944,7 @@ func TestLargestSeedEndToEnd(t *testing.T) {
 	if strings.Count(r.stdout, seed) < 2 {
 		t.Errorf("the header and the summary do not both show seed %s:\n%s", seed, r.stdout)
 	}
-	for _, f := range reports.Files {
+	for _, f := range reportdir.Files {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || !strings.Contains(string(b), seed) {
 			t.Errorf("%s does not show seed %s (%v)", f, seed, err)

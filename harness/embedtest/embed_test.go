@@ -11,6 +11,7 @@ import (
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
@@ -55,7 +56,7 @@ func TestEmbedded(t *testing.T) {
 	if got, sel := run.Counts()[reports.StatusPassed], len(run.Selected()); got != sel || got < 10 {
 		t.Errorf("%d of %d selected rows passed", got, sel)
 	}
-	for _, f := range reports.Files {
+	for _, f := range reportdir.Files {
 		if _, err := os.Stat(reportDir + "/" + f); err != nil {
 			t.Errorf("report %s: %v", f, err)
 		}
