@@ -339,11 +339,11 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 	c := run.Counts()
 	v := run.Verdict()
 	left := ""
-	if n := run.NotSelectedCount(); n > 0 {
+	if n := notSelected(run); n > 0 {
 		left = fmt.Sprintf(", %d not selected", n)
 	}
 	fmt.Fprintf(w, "\n%s: %d rows passed%s, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
-		strings.ToUpper(v.Label()), c[reports.StatusPassed], reports.InPartNote(run.PassedInPart()), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
+		strings.ToUpper(v.Label()), c[reports.StatusPassed], inPartNote(passedInPart(run)), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
 			fmt.Fprintf(w, "  %s\n", textsafe.Line(textsafe.Clip(why, 400)))

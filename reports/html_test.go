@@ -570,7 +570,7 @@ func TestHTMLMatrixHeaderIsShort(t *testing.T) {
 		if h.text != h.ob {
 			t.Errorf("the header of %s shows %q, want the ID alone", h.ob, h.text)
 		}
-		o, _ := run.Obligation(ObligationID(h.ob))
+		o, _ := run.obligation(ObligationID(h.ob))
 		if o.Title != "" && !strings.Contains(h.title, o.Title) {
 			t.Errorf("the header of %s has the tooltip %q, want its title %q in it", h.ob, h.title, o.Title)
 		}

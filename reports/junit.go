@@ -131,7 +131,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"version", field(run.Version)},
 		{"store", field(run.Store)},
 		{"seed", strconv.FormatUint(run.Seed, 10)},
-		{"conformant", strconv.FormatBool(run.Conformant())},
+		{"conformant", strconv.FormatBool(run.conformant())},
 		{"verdict", string(run.Verdict())},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
 	}
@@ -254,7 +254,7 @@ func obligationName(run *Run, id ObligationID) string {
 	if id == "" {
 		return "no obligation named"
 	}
-	if o, ok := run.Obligation(id); ok && o.Title != "" {
+	if o, ok := run.obligation(id); ok && o.Title != "" {
 		return field(string(id)) + " " + field(o.Title)
 	}
 	return field(string(id))

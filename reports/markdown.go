@@ -83,20 +83,20 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 	if run.LabelFilter != "" {
 		fmt.Fprintf(b, "- **Label filter:** %s\n", md(run.LabelFilter))
 	}
-	if c := run.Campaign(); c != "" {
+	if c := run.campaign(); c != "" {
 		fmt.Fprintf(b, "- **Campaign:** %s\n", md(c))
 	}
 	b.WriteString("\n**Rows:** ")
-	for i, s := range Statuses {
+	for i, s := range statuses {
 		if i > 0 {
 			b.WriteString(" · ")
 		}
-		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.Label())
+		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.label())
 		if s == StatusPassed {
-			b.WriteString(InPartNote(run.PassedInPart()))
+			b.WriteString(inPartNote(run.passedInPart()))
 		}
 	}
-	if n := run.NotSelectedCount(); n > 0 {
+	if n := run.notSelectedCount(); n > 0 {
 		fmt.Fprintf(b, " · %d not selected", n)
 	}
 	if unknown := len(run.Selected()) - c[StatusPassed] - c[StatusFailed] - c[StatusNotExercised] - c[StatusNotRun]; unknown > 0 {
@@ -127,7 +127,7 @@ func mdRows(b *bytes.Buffer, run *Run) {
 		for i, id := range row.Obligations {
 			obs[i] = md(string(id))
 		}
-		fmt.Fprintf(b, "| %s %s | %s | %s | %s |\n", emoji(row.Status), md(row.Status.Label()),
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s |\n", emoji(row.Status), md(row.Status.label()),
 			md(nonEmpty(row.Name, row.Spec, string(row.ID))), strings.Join(obs, ", "), duration(row.Duration))
 	}
 	b.WriteString("\n")
@@ -169,7 +169,7 @@ func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
 			break
 		}
 		fmt.Fprintf(b, "#### Failure %d of %d: %s\n\n", i+1, len(row.Failures), md(obligationName(run, f.Obligation)))
-		if o, ok := run.Obligation(f.Obligation); ok && o.Statement != "" {
+		if o, ok := run.obligation(f.Obligation); ok && o.Statement != "" {
 			fmt.Fprintf(b, "> %s\n\n", md(o.Statement))
 		}
 		fmt.Fprintf(b, "%s\n\n", md(f.Message))
@@ -229,7 +229,7 @@ func mdNotExercised(b *bytes.Buffer, run *Run) {
 			lines = append(lines, fmt.Sprintf("- **%s**: the row could reach none of what it checks", name))
 		}
 		for _, part := range row.NotExercised {
-			lines = append(lines, fmt.Sprintf("- **%s** (%s): %s", name, md(row.Status.Label()), md(part)))
+			lines = append(lines, fmt.Sprintf("- **%s** (%s): %s", name, md(row.Status.label()), md(part)))
 		}
 	}
 	if len(lines) == 0 {

@@ -21,7 +21,7 @@ func markdown(t *testing.T, run *Run) string {
 // report.html say how many of the rows passed did so in part.
 func TestSummariesCountRowsPassedInPart(t *testing.T) {
 	run := sampleRun()
-	if n := run.PassedInPart(); n != 0 {
+	if n := run.passedInPart(); n != 0 {
 		t.Fatalf("the sample has %d rows passed in part, want 0", n)
 	}
 	for i := range run.Rows {
@@ -30,7 +30,7 @@ func TestSummariesCountRowsPassedInPart(t *testing.T) {
 			break
 		}
 	}
-	if n := run.PassedInPart(); n != 1 {
+	if n := run.passedInPart(); n != 1 {
 		t.Fatalf("PassedInPart = %d, want 1", n)
 	}
 	if s := markdown(t, run); !strings.Contains(s, "**Rows:** ✅ 3 passed (1 of them in part) · ❌ 2 failed") {

@@ -27,7 +27,7 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: shard %v, exploration %+v", got.Shard, got.Explore)
 	}
 	want := "shard 2/4; 2 histories of a budget of 300 played; 1 replayed from a ledger first, 1 of them failed again; 1 failing histories in this report's ledger"
-	if c := run.Campaign(); c != want {
+	if c := run.campaign(); c != want {
 		t.Fatalf("Campaign() = %q, want %q", c, want)
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
@@ -42,7 +42,7 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 			t.Errorf("the %s report does not show the campaign", name)
 		}
 	}
-	if (&Run{}).Campaign() != "" {
+	if (&Run{}).campaign() != "" {
 		t.Error("a run of no campaign shows one")
 	}
 }

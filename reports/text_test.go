@@ -55,7 +55,7 @@ func TestDuration(t *testing.T) {
 
 func TestConformantAndCounts(t *testing.T) {
 	r := sampleRun()
-	if r.Conformant() {
+	if r.conformant() {
 		t.Error("a run with failed rows is conformant")
 	}
 	c := r.Counts()
@@ -67,23 +67,23 @@ func TestConformantAndCounts(t *testing.T) {
 			t.Errorf("Counts()[%s] = %d, want %d", s, c[s], n)
 		}
 	}
-	if n := r.NotSelectedCount(); n != 1 {
-		t.Errorf("NotSelectedCount() = %d, want 1", n)
+	if n := r.notSelectedCount(); n != 1 {
+		t.Errorf("notSelectedCount() = %d, want 1", n)
 	}
 	p := passingRun()
-	if !p.Conformant() {
+	if !p.conformant() {
 		t.Error("a run with only passed rows is not conformant")
 	}
 	if n, ok := p.Counts()[StatusFailed]; !ok || n != 0 {
 		t.Errorf("Counts() lacks a zero for failed: %d, %v", n, ok)
 	}
 	p.Interrupted = true
-	if p.Conformant() {
+	if p.conformant() {
 		t.Error("an interrupted run is conformant")
 	}
 	u := passingRun()
 	u.Rows[0].Status = "weird"
-	if u.Conformant() {
+	if u.conformant() {
 		t.Error("a run with an unknown row status is conformant")
 	}
 	if u.Counts()["weird"] != 1 {
