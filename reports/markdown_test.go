@@ -31,7 +31,7 @@ func TestSummariesCountRowsPassedInPart(t *testing.T) {
 		}
 	}
 	if n := run.passedInPart(); n != 1 {
-		t.Fatalf("PassedInPart = %d, want 1", n)
+		t.Fatalf("passedInPart = %d, want 1", n)
 	}
 	if s := markdown(t, run); !strings.Contains(s, "**Rows:** ✅ 3 passed (1 of them in part) · ❌ 2 failed") {
 		t.Errorf("report.md does not say a row passed in part:\n%s", s)
