@@ -16,6 +16,7 @@ import (
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/host"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -385,7 +386,7 @@ func describe(row reports.Row) string {
 	return sb.String()
 }
 
-func clip(s string) string { return reports.Clip(strings.ReplaceAll(s, "\n", " "), 300) }
+func clip(s string) string { return textsafe.Clip(strings.ReplaceAll(s, "\n", " "), 300) }
 
 // TestCanaryTableCovers checks the table against the chapter: every row is
 // failed by at least one canary, every obligation ob:1..ob:9 and ob:fence is

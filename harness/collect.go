@@ -9,6 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -163,7 +164,7 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 			}
 		}
 		if sr.CapturedGinkgoWriterOutput != "" {
-			row.Output += reports.Clip(sr.CapturedGinkgoWriterOutput, 4096)
+			row.Output += textsafe.Clip(sr.CapturedGinkgoWriterOutput, 4096)
 		}
 	}
 	row.InStoreOnly = inStore > 0 && inStore == len(row.NotExercised)

@@ -3,7 +3,8 @@ package harness
 import (
 	"bytes"
 	"fmt"
-	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -69,11 +70,15 @@ func TestParseReproRefusesInvalidText(t *testing.T) {
 func FuzzMergeReports(f *testing.F) {
 	enc := func(r *reports.Run) []byte {
 		r.Schema = reports.SchemaVersion
-		var b bytes.Buffer
-		if err := reports.WriteJSON(&b, r); err != nil {
+		dir := filepath.Join(f.TempDir(), "reports")
+		if err := reports.WriteAll(dir, r); err != nil {
 			f.Fatal(err)
 		}
-		return b.Bytes()
+		b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
 	}
 	ids := itemIDs(func(xp.Item) bool { return true })
 	f.Add(enc(shardRun(0, 2, reports.StatusPassed, ids...)), enc(shardRun(1, 2, reports.StatusFailed, ids[:3]...)))
@@ -97,10 +102,8 @@ func FuzzMergeReports(f *testing.F) {
 			}
 			_ = m.Verdict()
 			_ = m.Reasons()
-			for _, w := range []func(io.Writer, *reports.Run) error{reports.WriteJSON, reports.WriteJUnit, reports.WriteMarkdown, reports.WriteHTML} {
-				if err := w(io.Discard, m); err != nil {
-					t.Fatalf("a merged run does not render: %v", err)
-				}
+			if err := reports.WriteAll(filepath.Join(t.TempDir(), "reports"), m); err != nil {
+				t.Fatalf("a merged run does not render: %v", err)
 			}
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
@@ -441,7 +442,7 @@ func checkReportDir(dir string) error {
 	if dir == "-" {
 		return nil // no reports
 	}
-	return reports.CheckDir(dir)
+	return reportdir.CheckDir(dir)
 }
 
 // opens reports whether the command has an opener for url's scheme.

@@ -17,6 +17,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
@@ -328,7 +329,7 @@ func progressLine(w io.Writer, r SpecReport) {
 		if i := strings.Index(msg, "\n"); i > 0 {
 			msg = msg[:i]
 		}
-		fmt.Fprintf(w, "      %s\n", textsafe.Line(reports.Clip(msg, 300)))
+		fmt.Fprintf(w, "      %s\n", textsafe.Line(textsafe.Clip(msg, 300)))
 	}
 }
 
@@ -338,25 +339,25 @@ func summary(w io.Writer, run *reports.Run, dir string, werr error) {
 	c := run.Counts()
 	v := run.Verdict()
 	left := ""
-	if n := run.NotSelectedCount(); n > 0 {
+	if n := notSelected(run); n > 0 {
 		left = fmt.Sprintf(", %d not selected", n)
 	}
 	fmt.Fprintf(w, "\n%s: %d rows passed%s, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
-		strings.ToUpper(v.Label()), c[reports.StatusPassed], reports.InPartNote(run.PassedInPart()), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
+		strings.ToUpper(v.Label()), c[reports.StatusPassed], inPartNote(passedInPart(run)), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
-			fmt.Fprintf(w, "  %s\n", textsafe.Line(reports.Clip(why, 400)))
+			fmt.Fprintf(w, "  %s\n", textsafe.Line(textsafe.Clip(why, 400)))
 		}
 	}
 	for _, warning := range run.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", textsafe.Line(reports.Clip(warning, 400)))
+		fmt.Fprintf(w, "warning: %s\n", textsafe.Line(textsafe.Clip(warning, 400)))
 	}
 	switch {
 	case dir == "-":
 	case werr != nil:
 		fmt.Fprintf(w, "reports NOT written: %s\n", textsafe.Line(werr.Error()))
 	default:
-		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(textsafe.Line(dir), "/"), strings.Join(reports.Files, ","))
+		fmt.Fprintf(w, "reports: %s/{%s}\n", strings.TrimRight(textsafe.Line(dir), "/"), strings.Join(reportdir.Files, ","))
 	}
 }
 

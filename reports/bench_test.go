@@ -18,7 +18,7 @@ func BenchmarkWriteAllSample(b *testing.B) {
 func BenchmarkWriteHTMLHostile(b *testing.B) {
 	run := hostileRun()
 	for b.Loop() {
-		if err := WriteHTML(io.Discard, run); err != nil {
+		if err := writeHTML(io.Discard, run); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -27,7 +27,7 @@ func BenchmarkWriteHTMLHostile(b *testing.B) {
 func BenchmarkWriteMarkdownHostile(b *testing.B) {
 	run := hostileRun()
 	for b.Loop() {
-		if err := WriteMarkdown(io.Discard, run); err != nil {
+		if err := writeMarkdown(io.Discard, run); err != nil {
 			b.Fatal(err)
 		}
 	}

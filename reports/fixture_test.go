@@ -3,6 +3,8 @@ package reports
 import (
 	"strings"
 	"time"
+
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
 // catalogue is the obligation catalogue the fixtures use.
@@ -105,28 +107,28 @@ func hostileRun() *Run {
 // thing a timeline draws: answers ok, refused, lost and not sent, a call
 // that never returned, faults in the wrapper and in the store, opens, a
 // kill and a close; the model disagrees with event 9.
-func sampleTimeline() *Timeline {
-	wrapper := func(site, when string) []TimelineFault {
-		return []TimelineFault{{Layer: "wrapper", Site: site, Kind: "kill", When: when}}
+func sampleTimeline() *timeline.Timeline {
+	wrapper := func(site, when string) []timeline.Fault {
+		return []timeline.Fault{{Layer: "wrapper", Site: site, Kind: "kill", When: when}}
 	}
-	return &Timeline{
+	return &timeline.Timeline{
 		Lanes: []string{"p0", "p1", "p2"},
-		Events: []TimelineEvent{
-			{ID: 0, Lane: 0, Call: 1, Return: 2, Mark: MarkOpen, Label: "open", Answer: AnswerOK},
-			{ID: 1, Lane: 1, Call: 3, Return: 4, Mark: MarkOpen, Label: "open", Answer: AnswerOK},
-			{ID: 2, Lane: 0, Call: 5, Return: 8, Label: "acquire Exclusive", Answer: AnswerOK, Result: "tok=1"},
-			{ID: 3, Lane: 1, Call: 6, Return: 7, Label: "load session/a", Answer: AnswerOK, Result: "absent"},
-			{ID: 4, Lane: 0, Call: 9, Return: 12, Label: "commit c1 tok=1 session/a", Answer: AnswerLost, Faults: wrapper("in-flight", "")},
-			{ID: 5, Lane: 1, Call: 10, Return: 13, Label: "acquire Takeover", Answer: AnswerOK, Result: "tok=2"},
-			{ID: 6, Lane: 0, Call: 14, Return: 15, Mark: MarkKill, Label: "kill", Answer: AnswerOK},
-			{ID: 7, Lane: 2, Call: 16, Return: 17, Mark: MarkOpen, Label: "open", Answer: AnswerOK},
-			{ID: 8, Lane: 1, Call: 18, Return: 21, Label: "commit c2 tok=2 session/a", Answer: AnswerNotSent, Faults: wrapper("before-send", FaultBefore)},
-			{ID: 9, Lane: 2, Call: 19, Return: 22, Label: "load session/a", Answer: AnswerOK, Result: "v1 c1",
+		Events: []timeline.Event{
+			{ID: 0, Lane: 0, Call: 1, Return: 2, Mark: timeline.MarkOpen, Label: "open", Answer: timeline.AnswerOK},
+			{ID: 1, Lane: 1, Call: 3, Return: 4, Mark: timeline.MarkOpen, Label: "open", Answer: timeline.AnswerOK},
+			{ID: 2, Lane: 0, Call: 5, Return: 8, Label: "acquire Exclusive", Answer: timeline.AnswerOK, Result: "tok=1"},
+			{ID: 3, Lane: 1, Call: 6, Return: 7, Label: "load session/a", Answer: timeline.AnswerOK, Result: "absent"},
+			{ID: 4, Lane: 0, Call: 9, Return: 12, Label: "commit c1 tok=1 session/a", Answer: timeline.AnswerLost, Faults: wrapper("in-flight", "")},
+			{ID: 5, Lane: 1, Call: 10, Return: 13, Label: "acquire Takeover", Answer: timeline.AnswerOK, Result: "tok=2"},
+			{ID: 6, Lane: 0, Call: 14, Return: 15, Mark: timeline.MarkKill, Label: "kill", Answer: timeline.AnswerOK},
+			{ID: 7, Lane: 2, Call: 16, Return: 17, Mark: timeline.MarkOpen, Label: "open", Answer: timeline.AnswerOK},
+			{ID: 8, Lane: 1, Call: 18, Return: 21, Label: "commit c2 tok=2 session/a", Answer: timeline.AnswerNotSent, Faults: wrapper("before-send", timeline.FaultBefore)},
+			{ID: 9, Lane: 2, Call: 19, Return: 22, Label: "load session/a", Answer: timeline.AnswerOK, Result: "v1 c1",
 				Detail: `#9 p2/h3 [19,22] load Session/a → v1 c1 head="h"`},
 			{ID: 10, Lane: 2, Call: 23, Return: 26, Label: "renew tok=1", Answer: "FencedOut", Result: "current=2"},
 			{ID: 11, Lane: 1, Call: 24, Label: "commit c3 tok=2 session/b",
-				Faults: []TimelineFault{{Layer: "instore", Site: "commit-after-point", Kind: "crash"}}},
-			{ID: 12, Lane: 2, Call: 27, Return: 28, Mark: MarkClose, Label: "close", Answer: AnswerOK},
+				Faults: []timeline.Fault{{Layer: "instore", Site: "commit-after-point", Kind: "crash"}}},
+			{ID: 12, Lane: 2, Call: 27, Return: 28, Mark: timeline.MarkClose, Label: "close", Answer: timeline.AnswerOK},
 		},
 		Highlight: 9,
 	}

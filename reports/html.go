@@ -96,7 +96,7 @@ const (
 	htmlWordBack     = 24 // how far back a cut looks for the end of a word, in bytes
 )
 
-// WriteHTML writes run as one self-contained HTML page (inline CSS, no
+// writeHTML writes run as one self-contained HTML page (inline CSS, no
 // script, no external asset) that shows the whole certification at a
 // glance: a header with the store, seed, version, verdict and its reasons,
 // duration and counts; a summary of the findings, one line per selected row
@@ -120,9 +120,9 @@ const (
 // are failed, and its other cells passed; a failure that names no
 // obligation, or a failed row with no failure recorded, fails every cell
 // of the row. All text from the run is rendered through html/template after
-// being cut to FieldMax (logs to OutputMax) with control characters made
+// being cut to fieldMax (logs to outputMax) with control characters made
 // visible.
-func WriteHTML(w io.Writer, run *Run) error {
+func writeHTML(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write html: nil run")
 	}
@@ -140,10 +140,10 @@ func newHTMLView(run *Run) *htmlView {
 		Store:       field(run.Store),
 		Duration:    duration(run.Duration),
 		LabelFilter: field(run.LabelFilter),
-		Campaign:    field(run.Campaign()),
+		Campaign:    field(run.campaign()),
 		Seed:        run.Seed,
 		Schema:      SchemaVersion,
-		Conformant:  run.Conformant(),
+		Conformant:  run.conformant(),
 		NoVerdict:   run.Verdict() == VerdictInterrupted || run.Verdict() == VerdictEmpty,
 		Interrupted: run.Interrupted,
 		Start:       "unknown",
@@ -152,22 +152,22 @@ func newHTMLView(run *Run) *htmlView {
 		v.Start = run.Start.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	verdict := run.Verdict()
-	v.Verdict, v.VerdictSymbol = verdict.Label(), verdict.Symbol()
+	v.Verdict, v.VerdictSymbol = verdict.Label(), verdict.symbol()
 	if !run.Interrupted {
 		for _, w := range run.Reasons() {
 			v.Reasons = append(v.Reasons, field(w))
 		}
 	}
 	counts := run.Counts()
-	for _, s := range Statuses {
-		label := s.Label()
+	for _, s := range statuses {
+		label := s.label()
 		if s == StatusPassed {
-			label += InPartNote(run.PassedInPart())
+			label += inPartNote(run.passedInPart())
 		}
-		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: label, N: counts[s]})
-		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label()})
+		v.Counts = append(v.Counts, htmlCount{Class: statusClass(s), Symbol: s.symbol(), Label: label, N: counts[s]})
+		v.Legend = append(v.Legend, htmlCount{Class: statusClass(s), Symbol: s.symbol(), Label: s.label()})
 	}
-	if n := run.NotSelectedCount(); n > 0 {
+	if n := run.notSelectedCount(); n > 0 {
 		v.Counts = append(v.Counts, htmlCount{Class: "notsel", Symbol: "·", Label: "not selected", N: n})
 	}
 	for _, fp := range run.Failpoints {
@@ -325,9 +325,9 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 		Name:         field(nonEmpty(row.Name, row.Spec, string(row.ID), "unnamed row")),
 		Spec:         field(row.Spec),
 		Class:        statusClass(row.Status),
-		Symbol:       row.Status.Symbol(),
-		Label:        field(row.Status.Label()),
-		ShortLabel:   short(row.Status.Label(), htmlShortID),
+		Symbol:       row.Status.symbol(),
+		Label:        field(row.Status.label()),
+		ShortLabel:   short(row.Status.label(), htmlShortID),
 		Duration:     duration(row.Duration),
 		Repro:        field(row.Repro),
 		NotSelected:  row.NotSelected,
@@ -341,7 +341,7 @@ func htmlRowOf(run *Run, i int, row Row, cols []htmlColumn) htmlRow {
 	if row.Status == StatusNotExercised && len(row.NotExercised) == 0 {
 		hr.NotExercised = []string{"The row could reach none of what it checks."}
 	}
-	if row.Status == StatusFailed || !row.Status.Known() {
+	if row.Status == StatusFailed || !row.Status.known() {
 		hr.Output = output(row.Output)
 		hr.NoFailures = row.Status == StatusFailed && len(row.Failures) == 0
 	}
@@ -379,8 +379,8 @@ func cells(row Row, name string, cols []htmlColumn) []htmlCell {
 		case s == StatusFailed && !failAll && !failedOb[col.ID]:
 			s = StatusPassed
 		}
-		out[i] = htmlCell{Ob: col.ID, Class: statusClass(s), Symbol: s.Symbol(), Label: s.Label(), GroupStart: col.GroupStart,
-			Title: name + " × " + col.ID + " " + col.Title + ": " + s.Label()}
+		out[i] = htmlCell{Ob: col.ID, Class: statusClass(s), Symbol: s.symbol(), Label: s.label(), GroupStart: col.GroupStart,
+			Title: name + " × " + col.ID + " " + col.Title + ": " + s.label()}
 	}
 	return out
 }
@@ -395,7 +395,7 @@ func htmlFailureOf(run *Run, i, j, n int, f Failure) htmlFailure {
 		Got:        field(f.Got),
 		Location:   field(f.Location),
 	}
-	if o, ok := run.Obligation(f.Obligation); ok {
+	if o, ok := run.obligation(f.Obligation); ok {
 		hf.Statement = field(o.Statement)
 	}
 	if f.Diff != "" {
@@ -439,7 +439,7 @@ func diffClass(line string) string {
 // statusClass returns the CSS class of a status: the status itself when
 // known.
 func statusClass(s Status) string {
-	if s.Known() {
+	if s.known() {
 		return string(s)
 	}
 	return "unknown"

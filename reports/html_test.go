@@ -13,8 +13,8 @@ import (
 func page(t *testing.T, run *Run) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run); err != nil {
-		t.Fatalf("WriteHTML: %v", err)
+	if err := writeHTML(&buf, run); err != nil {
+		t.Fatalf("writeHTML: %v", err)
 	}
 	return buf.String()
 }
@@ -226,7 +226,7 @@ type node struct {
 	inner []any  // kids and text in order, for text
 }
 
-// parseHTML parses a page written by WriteHTML into its element tree.
+// parseHTML parses a page written by writeHTML into its element tree.
 func parseHTML(t *testing.T, s string) *node {
 	t.Helper()
 	d := xml.NewDecoder(strings.NewReader(s))
@@ -458,7 +458,7 @@ func TestHTMLTrailFolds(t *testing.T) {
 		{n: 3},
 		{n: htmlTrailTail + 2},
 		{n: 50, early: 40, start: 1, tailStart: 41},
-		{n: 300, early: TrailMax - htmlTrailTail, start: 101, tailStart: 291, cut: "… 100 earlier operations cut"},
+		{n: 300, early: trailMax - htmlTrailTail, start: 101, tailStart: 291, cut: "… 100 earlier operations cut"},
 	} {
 		run := sampleRun()
 		run.Rows[2].Failures[0].Trail = lines(c.n)
@@ -570,7 +570,7 @@ func TestHTMLMatrixHeaderIsShort(t *testing.T) {
 		if h.text != h.ob {
 			t.Errorf("the header of %s shows %q, want the ID alone", h.ob, h.text)
 		}
-		o, _ := run.Obligation(ObligationID(h.ob))
+		o, _ := run.obligation(ObligationID(h.ob))
 		if o.Title != "" && !strings.Contains(h.title, o.Title) {
 			t.Errorf("the header of %s has the tooltip %q, want its title %q in it", h.ob, h.title, o.Title)
 		}

@@ -7,15 +7,15 @@ import (
 	"io"
 )
 
-// WriteJSON writes run as indented JSON in the report.json schema
+// writeJSON writes run as indented JSON in the report.json schema
 // (SchemaVersion). It keeps every field whole: the JSON report is the data a
 // failed run keeps, not a page to read. A run whose Schema is zero is written
 // as SchemaVersion; a run carrying another schema is refused. Nil lists that
 // the schema requires (obligations, rows, a row's labels and obligations) are
 // written as [] so readers need not tell null from empty. Text is written as
 // JSON strings, so invalid UTF-8 becomes U+FFFD; the harness formats payload
-// bytes with Payload first. run is not modified.
-func WriteJSON(w io.Writer, run *Run) error {
+// bytes (textsafe.Payload) first. run is not modified.
+func writeJSON(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write json: nil run")
 	}
@@ -54,7 +54,7 @@ func WriteJSON(w io.Writer, run *Run) error {
 	return nil
 }
 
-// ReadJSON reads a report.json written by WriteJSON. It refuses, with an
+// ReadJSON reads a report.json that WriteAll wrote. It refuses, with an
 // error that says so, input that is not JSON, has no schema field, or carries
 // a schema other than SchemaVersion (a report from a newer or older conform),
 // and input with anything after the report. Fields it does not know are

@@ -10,8 +10,8 @@ import (
 func TestJSONRoundTrip(t *testing.T) {
 	run := sampleRun()
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, run); err != nil {
-		t.Fatalf("WriteJSON: %v", err)
+	if err := writeJSON(&buf, run); err != nil {
+		t.Fatalf("writeJSON: %v", err)
 	}
 	got, err := ReadJSON(&buf)
 	if err != nil {
@@ -25,8 +25,8 @@ func TestJSONRoundTrip(t *testing.T) {
 func TestWriteJSONFillsSchemaAndEmptyLists(t *testing.T) {
 	run := &Run{Rows: []Row{{ID: "r", Status: StatusPassed}}}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, run); err != nil {
-		t.Fatalf("WriteJSON: %v", err)
+	if err := writeJSON(&buf, run); err != nil {
+		t.Fatalf("writeJSON: %v", err)
 	}
 	s := buf.String()
 	for _, want := range []string{`"schema": 2`, `"verdict": "conformant"`, `"obligations": []`, `"labels": []`, `"duration_ns": 0`} {
@@ -38,14 +38,14 @@ func TestWriteJSONFillsSchemaAndEmptyLists(t *testing.T) {
 		t.Errorf("report.json holds null:\n%s", s)
 	}
 	if run.Schema != 0 || run.Rows[0].Labels != nil {
-		t.Error("WriteJSON modified its run")
+		t.Error("writeJSON modified its run")
 	}
 }
 
 func TestWriteJSONRefusesOtherSchema(t *testing.T) {
-	err := WriteJSON(&bytes.Buffer{}, &Run{Schema: 7})
+	err := writeJSON(&bytes.Buffer{}, &Run{Schema: 7})
 	if err == nil || !strings.Contains(err.Error(), "schema 7") {
-		t.Errorf("WriteJSON of schema 7 = %v, want an error naming schema 7", err)
+		t.Errorf("writeJSON of schema 7 = %v, want an error naming schema 7", err)
 	}
 }
 

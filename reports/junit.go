@@ -62,7 +62,7 @@ type (
 	}
 )
 
-// WriteJUnit writes run as JUnit XML: a testsuites root carrying the totals
+// writeJUnit writes run as JUnit XML: a testsuites root carrying the totals
 // (tests, failures, errors, skipped, time), one testsuite per chapter in the
 // order the rows first name it, and one testcase per row (classname the
 // chapter, name the row's Spec). A failed row has one failure element whose
@@ -73,7 +73,7 @@ type (
 // seed, store, version, label filter and failpoints as properties. Store
 // text is cut like the other human-facing reports and its control
 // characters made visible, so the XML stays well-formed.
-func WriteJUnit(w io.Writer, run *Run) error {
+func writeJUnit(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write junit: nil run")
 	}
@@ -131,7 +131,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"version", field(run.Version)},
 		{"store", field(run.Store)},
 		{"seed", strconv.FormatUint(run.Seed, 10)},
-		{"conformant", strconv.FormatBool(run.Conformant())},
+		{"conformant", strconv.FormatBool(run.conformant())},
 		{"verdict", string(run.Verdict())},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
 	}
@@ -254,7 +254,7 @@ func obligationName(run *Run, id ObligationID) string {
 	if id == "" {
 		return "no obligation named"
 	}
-	if o, ok := run.Obligation(id); ok && o.Title != "" {
+	if o, ok := run.obligation(id); ok && o.Title != "" {
 		return field(string(id)) + " " + field(o.Title)
 	}
 	return field(string(id))

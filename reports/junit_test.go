@@ -48,8 +48,8 @@ type parsedJUnit struct {
 func parseJUnit(t *testing.T, run *Run) (parsedJUnit, string) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, run); err != nil {
-		t.Fatalf("WriteJUnit: %v", err)
+	if err := writeJUnit(&buf, run); err != nil {
+		t.Fatalf("writeJUnit: %v", err)
 	}
 	var p parsedJUnit
 	if err := xml.Unmarshal(buf.Bytes(), &p); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// mdBudget is the size past which WriteMarkdown stops adding failure
+// mdBudget is the size past which writeMarkdown stops adding failure
 // sections and points to report.html instead: a GitHub step summary holds
 // at most 1 MiB.
 const mdBudget = 256 << 10
@@ -28,7 +28,7 @@ func emoji(s Status) string {
 	return "❓"
 }
 
-// WriteMarkdown writes run as GitHub-flavoured Markdown for a CI step
+// writeMarkdown writes run as GitHub-flavoured Markdown for a CI step
 // summary or a pull-request comment: a verdict line (✅ conformant or ❌ not
 // conformant), the run's store, seed, version and duration, the counts, a
 // table of rows (status, name, obligations, duration), then a section per
@@ -36,13 +36,13 @@ func emoji(s Status) string {
 // expected, got and diff in fenced code blocks, the timeline of the history
 // it was found in, one event a line, in another, the trail) and the row's
 // repro line in a code block, then the parts not exercised. Store text is
-// cut to FieldMax per field (logs to OutputMax, trails to their last
-// TrailMax lines), control characters made visible, Markdown punctuation
+// cut to fieldMax per field (logs to outputMax, trails to their last
+// trailMax lines), control characters made visible, Markdown punctuation
 // (pipes, backticks, <, and the like) escaped outside code blocks, and
 // newlines turned into <br>; code fences are longer than any run of
 // backticks inside them. Once the page passes 256 KiB, the remaining
 // failures are left to report.html.
-func WriteMarkdown(w io.Writer, run *Run) error {
+func writeMarkdown(w io.Writer, run *Run) error {
 	if run == nil {
 		return errors.New("reports: write markdown: nil run")
 	}
@@ -83,20 +83,20 @@ func mdHeader(b *bytes.Buffer, run *Run) {
 	if run.LabelFilter != "" {
 		fmt.Fprintf(b, "- **Label filter:** %s\n", md(run.LabelFilter))
 	}
-	if c := run.Campaign(); c != "" {
+	if c := run.campaign(); c != "" {
 		fmt.Fprintf(b, "- **Campaign:** %s\n", md(c))
 	}
 	b.WriteString("\n**Rows:** ")
-	for i, s := range Statuses {
+	for i, s := range statuses {
 		if i > 0 {
 			b.WriteString(" · ")
 		}
-		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.Label())
+		fmt.Fprintf(b, "%s %d %s", emoji(s), c[s], s.label())
 		if s == StatusPassed {
-			b.WriteString(InPartNote(run.PassedInPart()))
+			b.WriteString(inPartNote(run.passedInPart()))
 		}
 	}
-	if n := run.NotSelectedCount(); n > 0 {
+	if n := run.notSelectedCount(); n > 0 {
 		fmt.Fprintf(b, " · %d not selected", n)
 	}
 	if unknown := len(run.Selected()) - c[StatusPassed] - c[StatusFailed] - c[StatusNotExercised] - c[StatusNotRun]; unknown > 0 {
@@ -127,7 +127,7 @@ func mdRows(b *bytes.Buffer, run *Run) {
 		for i, id := range row.Obligations {
 			obs[i] = md(string(id))
 		}
-		fmt.Fprintf(b, "| %s %s | %s | %s | %s |\n", emoji(row.Status), md(row.Status.Label()),
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s |\n", emoji(row.Status), md(row.Status.label()),
 			md(nonEmpty(row.Name, row.Spec, string(row.ID))), strings.Join(obs, ", "), duration(row.Duration))
 	}
 	b.WriteString("\n")
@@ -169,7 +169,7 @@ func mdFailedRow(b *bytes.Buffer, run *Run, row Row) {
 			break
 		}
 		fmt.Fprintf(b, "#### Failure %d of %d: %s\n\n", i+1, len(row.Failures), md(obligationName(run, f.Obligation)))
-		if o, ok := run.Obligation(f.Obligation); ok && o.Statement != "" {
+		if o, ok := run.obligation(f.Obligation); ok && o.Statement != "" {
 			fmt.Fprintf(b, "> %s\n\n", md(o.Statement))
 		}
 		fmt.Fprintf(b, "%s\n\n", md(f.Message))
@@ -229,7 +229,7 @@ func mdNotExercised(b *bytes.Buffer, run *Run) {
 			lines = append(lines, fmt.Sprintf("- **%s**: the row could reach none of what it checks", name))
 		}
 		for _, part := range row.NotExercised {
-			lines = append(lines, fmt.Sprintf("- **%s** (%s): %s", name, md(row.Status.Label()), md(part)))
+			lines = append(lines, fmt.Sprintf("- **%s** (%s): %s", name, md(row.Status.label()), md(part)))
 		}
 	}
 	if len(lines) == 0 {

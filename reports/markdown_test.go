@@ -10,8 +10,8 @@ import (
 func markdown(t *testing.T, run *Run) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, run); err != nil {
-		t.Fatalf("WriteMarkdown: %v", err)
+	if err := writeMarkdown(&buf, run); err != nil {
+		t.Fatalf("writeMarkdown: %v", err)
 	}
 	return buf.String()
 }
@@ -21,7 +21,7 @@ func markdown(t *testing.T, run *Run) string {
 // report.html say how many of the rows passed did so in part.
 func TestSummariesCountRowsPassedInPart(t *testing.T) {
 	run := sampleRun()
-	if n := run.PassedInPart(); n != 0 {
+	if n := run.passedInPart(); n != 0 {
 		t.Fatalf("the sample has %d rows passed in part, want 0", n)
 	}
 	for i := range run.Rows {
@@ -30,14 +30,14 @@ func TestSummariesCountRowsPassedInPart(t *testing.T) {
 			break
 		}
 	}
-	if n := run.PassedInPart(); n != 1 {
-		t.Fatalf("PassedInPart = %d, want 1", n)
+	if n := run.passedInPart(); n != 1 {
+		t.Fatalf("passedInPart = %d, want 1", n)
 	}
 	if s := markdown(t, run); !strings.Contains(s, "**Rows:** ✅ 3 passed (1 of them in part) · ❌ 2 failed") {
 		t.Errorf("report.md does not say a row passed in part:\n%s", s)
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run); err != nil {
+	if err := writeHTML(&buf, run); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "passed (1 of them in part)") {
@@ -105,7 +105,7 @@ func TestMarkdownFenceOutrunsBackticks(t *testing.T) {
 	}
 }
 
-// ownTag matches the HTML tags WriteMarkdown writes itself.
+// ownTag matches the HTML tags writeMarkdown writes itself.
 var ownTag = regexp.MustCompile(`^</?(br|details|summary)>`)
 
 func TestMarkdownHostile(t *testing.T) {
@@ -171,7 +171,7 @@ func countUnescaped(s string, c byte) int {
 
 func TestMarkdownBudget(t *testing.T) {
 	run := sampleRun()
-	long := strings.Repeat("x", FieldMax)
+	long := strings.Repeat("x", fieldMax)
 	f := Failure{Message: long, Obligation: "ob:1", Expected: long, Got: long, Diff: long}
 	run.Rows = nil
 	for i := 0; i < 100; i++ {

@@ -15,9 +15,11 @@ package reports
 import (
 	"fmt"
 	"time"
+
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
-// SchemaVersion is the version of the report.json schema that WriteJSON
+// SchemaVersion is the version of the report.json schema that WriteAll
 // writes and the only one ReadJSON accepts. It changes when a field changes
 // meaning or is removed; adding a field does not change it. Schema 2 judges
 // only the selected rows, counts what was not exercised against the store,
@@ -42,11 +44,11 @@ const (
 	StatusNotRun Status = "not-run"
 )
 
-// Statuses lists the known statuses in the order the reports show them.
-var Statuses = []Status{StatusPassed, StatusFailed, StatusNotExercised, StatusNotRun}
+// statuses lists the known statuses in the order the reports show them.
+var statuses = []Status{StatusPassed, StatusFailed, StatusNotExercised, StatusNotRun}
 
-// Known reports whether s is one of the four statuses above.
-func (s Status) Known() bool {
+// known reports whether s is one of the four statuses above.
+func (s Status) known() bool {
 	switch s {
 	case StatusPassed, StatusFailed, StatusNotExercised, StatusNotRun:
 		return true
@@ -54,9 +56,9 @@ func (s Status) Known() bool {
 	return false
 }
 
-// Label is the status in words for people ("not exercised"); an unknown
+// label is the status in words for people ("not exercised"); an unknown
 // status is shown as its raw value.
-func (s Status) Label() string {
+func (s Status) label() string {
 	switch s {
 	case StatusNotExercised:
 		return "not exercised"
@@ -68,10 +70,10 @@ func (s Status) Label() string {
 	return string(s)
 }
 
-// Symbol is a one-character text mark for the status, so that no report
+// symbol is a one-character text mark for the status, so that no report
 // tells statuses apart by colour alone: ✓ passed, ✗ failed, ◌ not exercised,
 // – not run, ? anything else.
-func (s Status) Symbol() string {
+func (s Status) symbol() string {
 	switch s {
 	case StatusPassed:
 		return "✓"
@@ -108,7 +110,7 @@ type Failure struct {
 	Location   string       `json:"location,omitempty"`
 	// Timeline is the concurrent history the failure was found in, when
 	// exploration found it, with the operation it is about highlighted.
-	Timeline *Timeline `json:"timeline,omitempty"`
+	Timeline *timeline.Timeline `json:"timeline,omitempty"`
 }
 
 // Row is the result of one row (one Ginkgo It) of a chapter.
@@ -135,7 +137,7 @@ type Row struct {
 
 // Run is the whole result of one conformance run, as the harness fills it.
 type Run struct {
-	Schema      int           `json:"schema"`  // SchemaVersion; WriteJSON fills it when zero
+	Schema      int           `json:"schema"`  // SchemaVersion; WriteAll fills it when zero
 	Tool        string        `json:"tool"`    // "conform"
 	Version     string        `json:"version"` // version of conform
 	Store       string        `json:"store"`   // store URL or name
@@ -165,11 +167,11 @@ type Run struct {
 }
 
 // Counts returns how many selected rows have each status (rows the label
-// filter left out are NotSelectedCount). The four known statuses are always
+// filter left out are not counted). The four known statuses are always
 // present, zero or not; an unknown status gets its own key.
 func (r *Run) Counts() map[Status]int {
-	c := make(map[Status]int, len(Statuses))
-	for _, s := range Statuses {
+	c := make(map[Status]int, len(statuses))
+	for _, s := range statuses {
 		c[s] = 0
 	}
 	for _, row := range r.Rows {
@@ -180,10 +182,10 @@ func (r *Run) Counts() map[Status]int {
 	return c
 }
 
-// PassedInPart returns how many of the selected rows Counts counts as
+// passedInPart returns how many of the selected rows Counts counts as
 // passed left parts not exercised: they passed what ran, and do not
 // certify (Row.Certified).
-func (r *Run) PassedInPart() int {
+func (r *Run) passedInPart() int {
 	n := 0
 	for _, row := range r.Selected() {
 		if row.Status == StatusPassed && !row.Certified() {
@@ -193,20 +195,20 @@ func (r *Run) PassedInPart() int {
 	return n
 }
 
-// InPartNote returns " (n of them in part)" for n rows passed in part, or
+// inPartNote returns " (n of them in part)" for n rows passed in part, or
 // "" for none: the summaries put it after the count of rows passed.
-func InPartNote(n int) string {
+func inPartNote(n int) string {
 	if n == 0 {
 		return ""
 	}
 	return fmt.Sprintf(" (%d of them in part)", n)
 }
 
-// NotSelectedCount returns how many rows the label filter left out.
-func (r *Run) NotSelectedCount() int { return len(r.Rows) - len(r.Selected()) }
+// notSelectedCount returns how many rows the label filter left out.
+func (r *Run) notSelectedCount() int { return len(r.Rows) - len(r.Selected()) }
 
-// Obligation returns the catalogue entry with the given ID, if any.
-func (r *Run) Obligation(id ObligationID) (Obligation, bool) {
+// obligation returns the catalogue entry with the given ID, if any.
+func (r *Run) obligation(id ObligationID) (Obligation, bool) {
 	for _, o := range r.Obligations {
 		if o.ID == id {
 			return o, true

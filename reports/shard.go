@@ -54,12 +54,12 @@ type LedgerEntry struct {
 	Failed bool `json:"failed,omitempty"`
 }
 
-// Campaign returns what the run was of an exploration campaign, in one
+// campaign returns what the run was of an exploration campaign, in one
 // line: its shard (or how many shards it merges), the histories played
 // of the budget, those replayed from a ledger and how many failed again,
 // and the failing histories its own ledger holds. It returns "" for a run
 // that was no shard and ran no exploration.
-func (r *Run) Campaign() string {
+func (r *Run) campaign() string {
 	var parts []string
 	switch {
 	case r.Shard != nil:

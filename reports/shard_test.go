@@ -16,7 +16,7 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 			Replayed: []LedgerEntry{{Index: 1, Seed: 55, Failed: true}}},
 		Rows: []Row{{Chapter: "explore", ID: "explore-histories", Status: StatusPassed}}}
 	var b bytes.Buffer
-	if err := WriteJSON(&b, run); err != nil {
+	if err := writeJSON(&b, run); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadJSON(&b)
@@ -27,12 +27,12 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: shard %v, exploration %+v", got.Shard, got.Explore)
 	}
 	want := "shard 2/4; 2 histories of a budget of 300 played; 1 replayed from a ledger first, 1 of them failed again; 1 failing histories in this report's ledger"
-	if c := run.Campaign(); c != want {
+	if c := run.campaign(); c != want {
 		t.Fatalf("Campaign() = %q, want %q", c, want)
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"markdown": func(w *bytes.Buffer) error { return WriteMarkdown(w, run) },
-		"html":     func(w *bytes.Buffer) error { return WriteHTML(w, run) },
+		"markdown": func(w *bytes.Buffer) error { return writeMarkdown(w, run) },
+		"html":     func(w *bytes.Buffer) error { return writeHTML(w, run) },
 	} {
 		var out bytes.Buffer
 		if err := write(&out); err != nil {
@@ -42,7 +42,7 @@ func TestShardAndExplorationRoundTrip(t *testing.T) {
 			t.Errorf("the %s report does not show the campaign", name)
 		}
 	}
-	if (&Run{}).Campaign() != "" {
+	if (&Run{}).campaign() != "" {
 		t.Error("a run of no campaign shows one")
 	}
 }

@@ -6,61 +6,12 @@ import (
 	"time"
 )
 
-func TestClip(t *testing.T) {
-	cases := []struct {
-		s    string
-		max  int
-		want string
-	}{
-		{"abc", 3, "abc"},
-		{"abc", 10, "abc"},
-		{"abcdef", 3, "abc… (3 bytes cut)"},
-		{"abc", 0, "… (3 bytes cut)"},
-		{"abc", -1, "… (3 bytes cut)"},
-		{"héllo", 2, "h… (5 bytes cut)"}, // é is two bytes: never split
-		{"日本語", 4, "日… (6 bytes cut)"},
-		{"", 0, ""},
-	}
-	for _, c := range cases {
-		if got := Clip(c.s, c.max); got != c.want {
-			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
-		}
-	}
-}
-
 func TestClipTail(t *testing.T) {
 	if got, want := clipTail("abcdef", 2), "(4 bytes cut) …ef"; got != want {
 		t.Errorf("clipTail = %q, want %q", got, want)
 	}
 	if got, want := clipTail("aé", 1), "(3 bytes cut) …"; got != want {
 		t.Errorf("clipTail split a rune: %q, want %q", got, want)
-	}
-}
-
-func TestPayload(t *testing.T) {
-	long := strings.Repeat("a", 100)
-	binLong := strings.Repeat("\xff", 100)
-	cases := []struct {
-		b    []byte
-		want string
-	}{
-		{nil, `""`},
-		{[]byte{}, `""`},
-		{[]byte("hello"), `"hello"`},
-		{[]byte("a\nb\t\"c\""), `"a\nb\t\"c\""`},
-		{[]byte("héllo"), `"héllo"`},
-		{[]byte{0, 1, 0xff}, "0x0001ff"},
-		{[]byte("ok\x1b[31m"), "0x6f6b1b5b33316d"}, // a control character makes it binary
-		{[]byte("\xff\xfe"), "0xfffe"},             // invalid UTF-8
-		{[]byte(long), `"` + long[:64] + `"… (100 bytes)`},
-		{[]byte(strings.Repeat("a", 63) + "é"), `"` + strings.Repeat("a", 63) + `"… (65 bytes)`},
-		{[]byte(binLong), "0x" + strings.Repeat("ff", 64) + "… (100 bytes)"},
-		{[]byte(long[:64]), `"` + long[:64] + `"`},
-	}
-	for _, c := range cases {
-		if got := Payload(c.b); got != c.want {
-			t.Errorf("Payload(%q) = %s, want %s", c.b, got, c.want)
-		}
 	}
 }
 
@@ -76,14 +27,14 @@ func TestVisible(t *testing.T) {
 }
 
 func TestTrailKeepsTheEnd(t *testing.T) {
-	lines := make([]string, TrailMax+5)
+	lines := make([]string, trailMax+5)
 	for i := range lines {
 		lines[i] = strings.Repeat("x", i%3)
 	}
 	lines[len(lines)-1] = "last"
 	kept, dropped := trail(lines)
-	if dropped != 5 || len(kept) != TrailMax || kept[len(kept)-1] != "last" {
-		t.Errorf("trail kept %d, dropped %d, last %q; want %d, 5, \"last\"", len(kept), dropped, kept[len(kept)-1], TrailMax)
+	if dropped != 5 || len(kept) != trailMax || kept[len(kept)-1] != "last" {
+		t.Errorf("trail kept %d, dropped %d, last %q; want %d, 5, \"last\"", len(kept), dropped, kept[len(kept)-1], trailMax)
 	}
 }
 
@@ -104,7 +55,7 @@ func TestDuration(t *testing.T) {
 
 func TestConformantAndCounts(t *testing.T) {
 	r := sampleRun()
-	if r.Conformant() {
+	if r.conformant() {
 		t.Error("a run with failed rows is conformant")
 	}
 	c := r.Counts()
@@ -116,23 +67,23 @@ func TestConformantAndCounts(t *testing.T) {
 			t.Errorf("Counts()[%s] = %d, want %d", s, c[s], n)
 		}
 	}
-	if n := r.NotSelectedCount(); n != 1 {
-		t.Errorf("NotSelectedCount() = %d, want 1", n)
+	if n := r.notSelectedCount(); n != 1 {
+		t.Errorf("notSelectedCount() = %d, want 1", n)
 	}
 	p := passingRun()
-	if !p.Conformant() {
+	if !p.conformant() {
 		t.Error("a run with only passed rows is not conformant")
 	}
 	if n, ok := p.Counts()[StatusFailed]; !ok || n != 0 {
 		t.Errorf("Counts() lacks a zero for failed: %d, %v", n, ok)
 	}
 	p.Interrupted = true
-	if p.Conformant() {
+	if p.conformant() {
 		t.Error("an interrupted run is conformant")
 	}
 	u := passingRun()
 	u.Rows[0].Status = "weird"
-	if u.Conformant() {
+	if u.conformant() {
 		t.Error("a run with an unknown row status is conformant")
 	}
 	if u.Counts()["weird"] != 1 {

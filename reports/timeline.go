@@ -8,122 +8,36 @@ import (
 	"unicode/utf8"
 
 	"github.com/conform-spi/conform/internal/textsafe"
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
-// Timeline is a concurrent history drawn for people: one lane per process,
-// each operation an interval of one logical clock from its call to its
-// return, with what it answered and the faults injected into it, and the
-// one operation a failure is about. The HTML report draws it as a picture;
-// the Markdown and JUnit reports write it one event a line.
-type Timeline struct {
-	// Lanes names the lanes, one per process ("p0"); an event's Lane
-	// indexes it. An event on a lane past the end gets a lane named by
-	// its number.
-	Lanes []string `json:"lanes,omitempty"`
-	// Events are the events of the history, in the order of their Call.
-	Events []TimelineEvent `json:"events,omitempty"`
-	// Highlight is the ID of the event the model disagrees with, the one
-	// the failure is about; -1 when there is none. Mind that the zero
-	// value names event 0.
-	Highlight int `json:"highlight"`
-}
-
-// TimelineEvent is one event of a Timeline: an operation a process sent,
-// drawn as a bar from its call to its return, or a change to the process
-// itself (Mark), drawn as a mark.
-type TimelineEvent struct {
-	// ID is the event's number in its history, as findings and the
-	// history's text name it (#7).
-	ID int `json:"id"`
-	// Lane is the index in Timeline.Lanes of the process that sent it.
-	Lane int `json:"lane"`
-	// Call and Return are the logical clock when the call began and when
-	// it returned; Return is 0 when the call never returned.
-	Call   int64 `json:"call"`
-	Return int64 `json:"return,omitempty"`
-	// Mark is set when the event changed the process rather than asked the
-	// store: MarkOpen, MarkKill or MarkClose.
-	Mark string `json:"mark,omitempty"`
-	// Label is the operation and its key arguments, short: "commit c3
-	// tok=2 session/a".
-	Label string `json:"label"`
-	// Answer is what came back, in a word: AnswerOK, an error kind
-	// ("FencedOut"), AnswerLost or AnswerNotSent; empty when the call
-	// never returned.
-	Answer string `json:"answer,omitempty"`
-	// Result is what an answered call returned beyond its answer, short:
-	// "tok=3", "v2 c5", or for a refusal "current=4"; empty when there is
-	// nothing to show.
-	Result string `json:"result,omitempty"`
-	// Detail is the whole event on one line, call and answer, for a
-	// tooltip; empty to show Label, Answer and Result instead.
-	Detail string `json:"detail,omitempty"`
-	// Faults are the faults injected into the call.
-	Faults []TimelineFault `json:"faults,omitempty"`
-}
-
-// TimelineFault is a fault injected into one event of a Timeline.
-type TimelineFault struct {
-	// Layer is where it was injected: "wrapper" (around the store) or
-	// "instore" (a site of the store's commit path).
-	Layer string `json:"layer"`
-	// Site is the wrapper's phase or the in-store site.
-	Site string `json:"site"`
-	// Kind is what the fault did: kill, crash, indeterminate.
-	Kind string `json:"kind"`
-	// When is where in the call it struck: FaultBefore (before the request
-	// was sent), FaultAfter (after the answer came back), or empty for
-	// while the request was in flight or in the store.
-	When string `json:"when,omitempty"`
-}
-
-// The values of TimelineEvent.Answer that are not error kinds.
-const (
-	AnswerOK      = "ok"
-	AnswerLost    = "lost"     // the caller never learned the answer
-	AnswerNotSent = "not sent" // the request never reached the store
-)
-
-// The values of TimelineEvent.Mark.
-const (
-	MarkOpen  = "open"  // the process opened a new handle
-	MarkKill  = "kill"  // the process was killed, as a crash would
-	MarkClose = "close" // the process closed its handle
-)
-
-// The values of TimelineFault.When other than empty.
-const (
-	FaultBefore = "before"
-	FaultAfter  = "after"
-)
-
-// Bounds of a timeline in the human-facing reports: at most TimelineMax
+// Bounds of a timeline in the human-facing reports: at most timelineMax
 // events, those around the highlighted one when there are more, on at most
 // timelineLanes lanes; labels cut to timelineLabel characters in the text
 // form and tooltips to timelineTitle.
 const (
-	TimelineMax   = 400
+	timelineMax   = 400
 	timelineLanes = 16
 	timelineLabel = 64
 	timelineTitle = 600
 )
 
 // timelineView is the part of a timeline the reports show: the events on
-// a lane they draw, sorted by call, cut to TimelineMax around the
+// a lane they draw, sorted by call, cut to timelineMax around the
 // highlighted one, with the lane names and what was left out.
 type timelineView struct {
 	lanes          []string
-	events         []TimelineEvent
+	events         []timeline.Event
 	highlight      int // index in events, or -1
 	before, after  int // events cut before and after the window
 	offLane, total int // events on no lane drawn; events in the timeline
 }
 
 // viewOf returns the part of t the reports show.
-func viewOf(t *Timeline) timelineView {
+func viewOf(t *timeline.Timeline) timelineView {
 	v := timelineView{highlight: -1, total: len(t.Events)}
 	n := len(t.Lanes)
-	var evs []TimelineEvent
+	var evs []timeline.Event
 	for _, e := range t.Events {
 		if e.Lane < 0 || e.Lane >= timelineLanes {
 			v.offLane++
@@ -149,12 +63,12 @@ func viewOf(t *Timeline) timelineView {
 		}
 	}
 	start := 0
-	if len(evs) > TimelineMax {
+	if len(evs) > timelineMax {
 		if h >= 0 {
-			start = min(max(h-TimelineMax/2, 0), len(evs)-TimelineMax)
+			start = min(max(h-timelineMax/2, 0), len(evs)-timelineMax)
 		}
-		v.before, v.after = start, len(evs)-start-TimelineMax
-		evs = evs[start : start+TimelineMax]
+		v.before, v.after = start, len(evs)-start-timelineMax
+		evs = evs[start : start+timelineMax]
 	}
 	v.events = evs
 	if h >= start && h < start+len(evs) {
@@ -183,15 +97,15 @@ func (v timelineView) cutNote() string {
 
 // outcome is how an event ended, for drawing: one of ok, refused, lost,
 // pending (never returned), not-sent.
-func (e *TimelineEvent) outcome() string {
+func outcome(e *timeline.Event) string {
 	switch {
-	case e.Answer == AnswerLost:
+	case e.Answer == timeline.AnswerLost:
 		return "lost"
-	case e.Answer == AnswerNotSent:
+	case e.Answer == timeline.AnswerNotSent:
 		return "not-sent"
 	case e.Return == 0 || e.Answer == "":
 		return "pending"
-	case e.Answer == AnswerOK:
+	case e.Answer == timeline.AnswerOK:
 		return "ok"
 	}
 	return "refused"
@@ -200,8 +114,8 @@ func (e *TimelineEvent) outcome() string {
 // answerText is the answer as the picture and the text form show it: a
 // symbol, so that no answer is told by colour alone, and a word or the
 // result.
-func (e *TimelineEvent) answerText() string {
-	switch e.outcome() {
+func answerText(e *timeline.Event) string {
+	switch outcome(e) {
 	case "ok":
 		if e.Result != "" {
 			return "✓ " + e.Result
@@ -222,7 +136,7 @@ func (e *TimelineEvent) answerText() string {
 
 // clockText is the event's interval on the clock: "3–4", "3–…" when it
 // never returned.
-func (e *TimelineEvent) clockText() string {
+func clockText(e *timeline.Event) string {
 	ret := "…"
 	if e.Return != 0 {
 		ret = strconv.FormatInt(e.Return, 10)
@@ -231,20 +145,20 @@ func (e *TimelineEvent) clockText() string {
 }
 
 // faultText is one fault on one line: layer/site/kind.
-func (f TimelineFault) faultText() string {
+func faultText(f timeline.Fault) string {
 	return strings.Join([]string{nonEmpty(f.Layer, "?"), nonEmpty(f.Site, "?"), nonEmpty(f.Kind, "?")}, "/")
 }
 
 // title is the whole event for a tooltip, cut to timelineTitle characters.
-func (e *TimelineEvent) title(lane string, highlight bool) string {
+func eventTitle(e *timeline.Event, lane string, highlight bool) string {
 	s := e.Detail
 	if s == "" {
-		s = fmt.Sprintf("#%d %s [%s] %s → %s", e.ID, lane, e.clockText(), e.Label, strings.TrimSpace(e.Answer+" "+e.Result))
+		s = fmt.Sprintf("#%d %s [%s] %s → %s", e.ID, lane, clockText(e), e.Label, strings.TrimSpace(e.Answer+" "+e.Result))
 	}
 	s = oneLine(s, timelineTitle)
 	var extra []string
 	for _, f := range e.Faults {
-		extra = append(extra, "fault "+oneLine(f.faultText(), timelineLabel))
+		extra = append(extra, "fault "+oneLine(faultText(f), timelineLabel))
 	}
 	if highlight {
 		extra = append(extra, "the operation the model disagrees with")
@@ -296,14 +210,14 @@ func fit(s string, n int) string {
 // and JUnit reports: the event's number, its lane, its interval on the
 // clock, its label, its answer and its faults, a ▶ before the event the
 // model disagrees with. Store text is cut and made visible on one line.
-func timelineText(t *Timeline) string {
+func timelineText(t *timeline.Timeline) string {
 	v := viewOf(t)
 	type line struct{ mark, id, lane, clock, label, answer, faults string }
 	rows := []line{{" ", "#", "lane", "call–return", "operation", "answer", "faults"}}
 	for i := range v.events {
 		e := &v.events[i]
-		l := line{mark: " ", id: strconv.Itoa(e.ID), lane: oneLine(v.lanes[e.Lane], 12), clock: e.clockText(),
-			label: oneLine(e.Label, timelineLabel), answer: oneLine(e.answerText(), timelineLabel)}
+		l := line{mark: " ", id: strconv.Itoa(e.ID), lane: oneLine(v.lanes[e.Lane], 12), clock: clockText(e),
+			label: oneLine(e.Label, timelineLabel), answer: oneLine(answerText(e), timelineLabel)}
 		if e.Mark != "" {
 			l.label = oneLine(nonEmpty(e.Label, e.Mark), timelineLabel)
 		}
@@ -312,7 +226,7 @@ func timelineText(t *Timeline) string {
 		}
 		var fs []string
 		for _, f := range e.Faults {
-			fs = append(fs, "!"+oneLine(f.faultText(), timelineLabel))
+			fs = append(fs, "!"+oneLine(faultText(f), timelineLabel))
 		}
 		l.faults = strings.Join(fs, " ")
 		rows = append(rows, l)
@@ -376,7 +290,7 @@ func timelineSummary(v timelineView) string {
 	}
 	s := plural(ops, "operation") + " on " + procs
 	var ms []string
-	for _, m := range []string{MarkOpen, MarkKill, MarkClose} {
+	for _, m := range []string{timeline.MarkOpen, timeline.MarkKill, timeline.MarkClose} {
 		if marks[m] > 0 {
 			ms = append(ms, plural(marks[m], m))
 		}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
 // The geometry of a timeline's picture, in CSS pixels. The lane names sit
@@ -84,7 +86,7 @@ type (
 )
 
 // newHTMLTimeline returns the picture of t; id prefixes its element ids.
-func newHTMLTimeline(t *Timeline, id string) *htmlTimeline {
+func newHTMLTimeline(t *timeline.Timeline, id string) *htmlTimeline {
 	v := viewOf(t)
 	ht := &htmlTimeline{ID: id, Summary: timelineSummary(v), Note: v.cutNote(), Gutter: tlGutter, LaneH: tlLane, AxisY: tlAxis}
 	pos := layout(v.events)
@@ -145,7 +147,7 @@ func newHTMLTimeline(t *Timeline, id string) *htmlTimeline {
 		if x2 < x1+4 {
 			x2 = x1 + 4 // a return before its call, or at it: a sliver
 		}
-		title := e.title(v.lanes[e.Lane], hl)
+		title := eventTitle(e, v.lanes[e.Lane], hl)
 		elemID := ""
 		if hl {
 			elemID = id + "-hl"
@@ -158,7 +160,7 @@ func newHTMLTimeline(t *Timeline, id string) *htmlTimeline {
 			ht.Marks = append(ht.Marks, htmlMark{Class: "mark " + markClass(e.Mark), Path: markPath(e.Mark, cx, cy), Title: title, ID: elemID, Hl: hl})
 			continue
 		}
-		b := htmlBar{ID: strconv.Itoa(e.ID), Class: e.outcome(), Title: title, ElemID: elemID, Hl: hl, Open: open,
+		b := htmlBar{ID: strconv.Itoa(e.ID), Class: outcome(e), Title: title, ElemID: elemID, Hl: hl, Open: open,
 			X: x1, Y: laneY + tlBarY, W: x2 - x1, H: tlBarH}
 		if open {
 			b.OpenPath = fmt.Sprintf("M%d %dH%dV%dH%d", x2, b.Y, x1, b.Y+b.H, x2)
@@ -166,17 +168,17 @@ func newHTMLTimeline(t *Timeline, id string) *htmlTimeline {
 		b.LabelX, b.LabelY, b.LabelW = x1, laneY+tlLabelY, max(0, next[i]-x1-6)
 		b.Label = fit(oneLine(e.Label, 200), int(float64(b.LabelW)/tlCharW))
 		b.AnswerY = tlAnswerY
-		b.Answer = fit(oneLine(e.answerText(), 200), int(float64(b.W-6)/tlCharW))
+		b.Answer = fit(oneLine(answerText(e), 200), int(float64(b.W-6)/tlCharW))
 		for _, f := range e.Faults {
 			fx := (x1 + x2) / 2
 			switch f.When {
-			case FaultBefore:
+			case timeline.FaultBefore:
 				fx = x1
-			case FaultAfter:
+			case timeline.FaultAfter:
 				fx = x2
 			}
 			b.Faults = append(b.Faults, htmlMark{Class: "fault " + faultClass(f.Layer), Path: faultPath(f.Layer, fx, b.Y+b.H),
-				Title: oneLine("fault "+f.faultText(), timelineTitle)})
+				Title: oneLine("fault "+faultText(f), timelineTitle)})
 		}
 		ht.Bars = append(ht.Bars, b)
 		if hl {
@@ -200,7 +202,7 @@ func newHTMLTimeline(t *Timeline, id string) *htmlTimeline {
 // markClass returns the CSS class of a process mark.
 func markClass(m string) string {
 	switch m {
-	case MarkOpen, MarkKill, MarkClose:
+	case timeline.MarkOpen, timeline.MarkKill, timeline.MarkClose:
 		return m
 	}
 	return "other"
@@ -211,11 +213,11 @@ func markClass(m string) string {
 // anything else.
 func markPath(m string, x, y int) string {
 	switch m {
-	case MarkKill:
+	case timeline.MarkKill:
 		return fmt.Sprintf("M%d %dL%d %dM%d %dL%d %d", x-7, y-7, x+7, y+7, x+7, y-7, x-7, y+7)
-	case MarkOpen:
+	case timeline.MarkOpen:
 		return fmt.Sprintf("M%d %da6 6 0 1 0 12 0a6 6 0 1 0-12 0", x-6, y)
-	case MarkClose:
+	case timeline.MarkClose:
 		return fmt.Sprintf("M%d %dh12v12h-12z", x-6, y-6)
 	}
 	return fmt.Sprintf("M%d %dv18", x, y-9)
@@ -250,7 +252,7 @@ func faultPath(layer string, x, y int) string {
 // and the stretch from one call to the next on a lane for its label (each
 // up to a bound), and a timeline narrower than tlFit is stretched to it,
 // one a little wider shrunk to it; a longer one scrolls.
-func layout(evs []TimelineEvent) map[int64]int {
+func layout(evs []timeline.Event) map[int64]int {
 	type need struct {
 		from int64
 		w    float64
@@ -272,7 +274,7 @@ func layout(evs []TimelineEvent) map[int64]int {
 			add(e.Return)
 			w := tlMarkW
 			if e.Mark == "" {
-				w = textW(e.answerText(), tlAnswerChars) + 10
+				w = textW(answerText(e), tlAnswerChars) + 10
 			}
 			needs[e.Return] = append(needs[e.Return], need{e.Call, w})
 		}

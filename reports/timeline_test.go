@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
 // busyTimeline is a synthetic history of n operations on lanes processes,
@@ -20,16 +22,16 @@ import (
 // returns, again and again; now and then one is killed and opens again, or
 // a call never returns. The model disagrees with the operation called at
 // about two thirds of the way.
-func busyTimeline(n, lanes int, seed uint64) *Timeline {
+func busyTimeline(n, lanes int, seed uint64) *timeline.Timeline {
 	rng := rand.New(rand.NewPCG(seed, seed))
-	t := &Timeline{Highlight: -1}
+	t := &timeline.Timeline{Highlight: -1}
 	for i := range lanes {
 		t.Lanes = append(t.Lanes, "p"+strconv.Itoa(i))
 	}
 	open := make([]int, lanes) // index+1 of the event in flight on each lane
 	var clock int64
 	labels := []string{"load session/a", "acquire Exclusive", "commit c%d tok=2 session/a record/b", "read session/a from=3 limit=4", "list session after=nil limit=2", "renew tok=2"}
-	answers := []string{AnswerOK, AnswerOK, AnswerOK, "FencedOut", "Conflict", AnswerLost, AnswerOK}
+	answers := []string{timeline.AnswerOK, timeline.AnswerOK, timeline.AnswerOK, "FencedOut", "Conflict", timeline.AnswerLost, timeline.AnswerOK}
 	ops := 0
 	for ops < n || anyOpen(open) {
 		l := rng.IntN(lanes)
@@ -42,7 +44,7 @@ func busyTimeline(n, lanes int, seed uint64) *Timeline {
 			}
 			e.Return = clock
 			e.Answer = answers[rng.IntN(len(answers))]
-			if e.Answer == AnswerOK {
+			if e.Answer == timeline.AnswerOK {
 				e.Result = "v" + strconv.Itoa(rng.IntN(9)+1)
 			}
 			continue
@@ -52,7 +54,7 @@ func busyTimeline(n, lanes int, seed uint64) *Timeline {
 		}
 		id := len(t.Events)
 		if rng.IntN(12) == 0 {
-			t.Events = append(t.Events, TimelineEvent{ID: id, Lane: l, Call: clock, Return: clock + 1, Mark: MarkKill, Label: "kill", Answer: AnswerOK})
+			t.Events = append(t.Events, timeline.Event{ID: id, Lane: l, Call: clock, Return: clock + 1, Mark: timeline.MarkKill, Label: "kill", Answer: timeline.AnswerOK})
 			clock++
 			continue
 		}
@@ -60,9 +62,9 @@ func busyTimeline(n, lanes int, seed uint64) *Timeline {
 		if strings.Contains(label, "%d") {
 			label = fmt.Sprintf(label, id)
 		}
-		e := TimelineEvent{ID: id, Lane: l, Call: clock, Label: label}
+		e := timeline.Event{ID: id, Lane: l, Call: clock, Label: label}
 		if strings.HasPrefix(label, "commit") && rng.IntN(4) == 0 {
-			e.Faults = []TimelineFault{{Layer: []string{"wrapper", "instore"}[rng.IntN(2)], Site: "in-flight", Kind: "kill"}}
+			e.Faults = []timeline.Fault{{Layer: []string{"wrapper", "instore"}[rng.IntN(2)], Site: "in-flight", Kind: "kill"}}
 		}
 		t.Events = append(t.Events, e)
 		open[l] = id + 1
@@ -84,7 +86,7 @@ func anyOpen(open []int) bool {
 }
 
 // timelineRun is a failing run whose one failure has t.
-func timelineRun(t *Timeline) *Run {
+func timelineRun(t *timeline.Timeline) *Run {
 	run := sampleRun()
 	run.Rows = []Row{run.Rows[3]}
 	run.Rows[0].Failures = []Failure{{Message: "the model disagrees", Obligation: "ob:5", Timeline: t}}
@@ -292,19 +294,19 @@ func TestHTMLTimelineLong(t *testing.T) {
 	}
 	// Every bar is wide enough to read, bars of one lane never overlap,
 	// and what returned before another call is left of it.
-	byID := map[string]TimelineEvent{}
+	byID := map[string]timeline.Event{}
 	for _, e := range tl.Events {
 		byID[strconv.Itoa(e.ID)] = e
 	}
 	type span struct {
-		e    TimelineEvent
+		e    timeline.Event
 		x, w int
 	}
 	var spans []span
 	for _, g := range p.bars {
 		x, _, w, _ := rect(t, g)
 		e := byID[g.attr["data-event"]]
-		full := e.answerText()
+		full := answerText(&e)
 		a := g.byClass("text", "answer")
 		if len(a) != 1 || a[0].text != full && (!strings.HasSuffix(a[0].text, "…") || utf8.RuneCountInString(a[0].text) < tlAnswerChars-2) {
 			t.Errorf("bar %d (%d px) shows %v of its answer %q; want it whole or cut near %d characters", e.ID, w, a, full, tlAnswerChars)
@@ -330,7 +332,7 @@ func TestHTMLTimelineHostile(t *testing.T) {
 		tl.Events[i].Answer += hostile[:60]
 		tl.Events[i].Detail = hostile
 	}
-	tl.Events[2].Faults = []TimelineFault{{Layer: hostile, Site: hostile, Kind: hostile}}
+	tl.Events[2].Faults = []timeline.Fault{{Layer: hostile, Site: hostile, Kind: hostile}}
 	tl.Lanes[1] = hostile
 	s := page(t, timelineRun(tl))
 	if strings.Contains(s, "<script") {
@@ -418,10 +420,10 @@ func TestTimelineText(t *testing.T) {
 }
 
 func TestTimelineCut(t *testing.T) {
-	tl := busyTimeline(TimelineMax+300, 3, 1)
-	tl.Events = append(tl.Events, TimelineEvent{ID: 99999, Lane: -1, Call: 5, Label: "nowhere"}, TimelineEvent{ID: 99998, Lane: timelineLanes, Call: 6, Label: "too far"})
+	tl := busyTimeline(timelineMax+300, 3, 1)
+	tl.Events = append(tl.Events, timeline.Event{ID: 99999, Lane: -1, Call: 5, Label: "nowhere"}, timeline.Event{ID: 99998, Lane: timelineLanes, Call: 6, Label: "too far"})
 	v := viewOf(tl)
-	if len(v.events) != TimelineMax || v.before+v.after+len(v.events)+v.offLane != len(tl.Events) || v.offLane != 2 {
+	if len(v.events) != timelineMax || v.before+v.after+len(v.events)+v.offLane != len(tl.Events) || v.offLane != 2 {
 		t.Fatalf("view keeps %d events, cuts %d before, %d after and %d off lane, of %d", len(v.events), v.before, v.after, v.offLane, len(tl.Events))
 	}
 	if v.highlight < 0 || v.events[v.highlight].ID != tl.Highlight || v.before == 0 || v.after == 0 {
@@ -432,13 +434,13 @@ func TestTimelineCut(t *testing.T) {
 		t.Errorf("the text does not say what it cut:\n%.300s", text)
 	}
 	p := plots(t, page(t, timelineRun(tl)))[0]
-	if n := len(p.bars) + len(p.marks); n != TimelineMax {
-		t.Errorf("the picture draws %d events, want %d", n, TimelineMax)
+	if n := len(p.bars) + len(p.marks); n != timelineMax {
+		t.Errorf("the picture draws %d events, want %d", n, timelineMax)
 	}
 
 	// Lanes the timeline does not name are named by number; a return
 	// before its call is drawn as a sliver, not a bar backwards.
-	odd := &Timeline{Events: []TimelineEvent{{ID: 0, Lane: 2, Call: 5, Return: 3, Label: "backwards", Answer: AnswerOK}}, Highlight: -1}
+	odd := &timeline.Timeline{Events: []timeline.Event{{ID: 0, Lane: 2, Call: 5, Return: 3, Label: "backwards", Answer: timeline.AnswerOK}}, Highlight: -1}
 	v = viewOf(odd)
 	if strings.Join(v.lanes, ",") != "lane 0,lane 1,lane 2" {
 		t.Errorf("lanes = %q", v.lanes)
@@ -450,7 +452,7 @@ func TestTimelineCut(t *testing.T) {
 }
 
 func TestTimelineJSON(t *testing.T) {
-	for _, tl := range []*Timeline{sampleTimeline(), {Highlight: -1}, {Lanes: []string{"p0"}, Events: []TimelineEvent{{Call: 1}}}} {
+	for _, tl := range []*timeline.Timeline{sampleTimeline(), {Highlight: -1}, {Lanes: []string{"p0"}, Events: []timeline.Event{{Call: 1}}}} {
 		f := Failure{Message: "m", Obligation: "ob:1", Timeline: tl}
 		data, err := json.Marshal(f)
 		if err != nil {
@@ -480,7 +482,7 @@ func TestMarkdownAndJUnitTimeline(t *testing.T) {
 		t.Errorf("report.md lacks the timeline in a code block:\n%s", md)
 	}
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, run); err != nil {
+	if err := writeJUnit(&buf, run); err != nil {
 		t.Fatal(err)
 	}
 	body := buf.String()
@@ -508,7 +510,7 @@ func TestTimelinePicturesForPeople(t *testing.T) {
 	hostileTL.Lanes[1] = hostile[:40]
 	run := timelineRun(sampleTimeline())
 	f := run.Rows[0].Failures[0]
-	for _, tl := range []*Timeline{busyTimeline(12, 3, 3), busyTimeline(150, 4, 5), hostileTL} {
+	for _, tl := range []*timeline.Timeline{busyTimeline(12, 3, 3), busyTimeline(150, 4, 5), hostileTL} {
 		f.Timeline = tl
 		run.Rows[0].Failures = append(run.Rows[0].Failures, f)
 	}

@@ -51,9 +51,9 @@ func (v Verdict) Label() string {
 	return "unknown verdict " + string(v)
 }
 
-// Symbol returns a one-character mark for the verdict: ✓ for a passing
+// symbol returns a one-character mark for the verdict: ✓ for a passing
 // verdict, ✗ for not conformant, – for no verdict.
-func (v Verdict) Symbol() string {
+func (v Verdict) symbol() string {
 	switch {
 	case v.Passing():
 		return "✓"
@@ -92,8 +92,8 @@ func (r *Run) Reasons() []string {
 	return why
 }
 
-// Conformant reports whether the verdict passes (Verdict().Passing()).
-func (r *Run) Conformant() bool { return r.Verdict().Passing() }
+// conformant reports whether the verdict passes (Verdict().Passing()).
+func (r *Run) conformant() bool { return r.Verdict().Passing() }
 
 // Selected returns the rows the run's selection held.
 func (r *Run) Selected() []Row {
@@ -122,7 +122,7 @@ func (r *Run) judge() (Verdict, []string) {
 		case row.Status == StatusFailed:
 			failed = true
 			why = append(why, fmt.Sprintf("row %s failed (%s)", row.ID, failedObligations(row)))
-		case !row.Status.Known():
+		case !row.Status.known():
 			failed = true
 			why = append(why, fmt.Sprintf("row %s has the unknown status %q", row.ID, row.Status))
 		case r.WithoutInStoreFaults && row.certifiedWithout():

@@ -74,8 +74,8 @@ func TestRunVerdict(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: Verdict() = %q, want %q (reasons %q)", c.name, got, c.want, c.run.Reasons())
 		}
-		if got.Passing() != c.run.Conformant() {
-			t.Errorf("%s: Verdict() = %q but Conformant() = %v", c.name, got, c.run.Conformant())
+		if got.Passing() != c.run.conformant() {
+			t.Errorf("%s: Verdict() = %q but Conformant() = %v", c.name, got, c.run.conformant())
 		}
 		if why := c.run.Reasons(); (got == VerdictConformant) != (len(why) == 0) {
 			t.Errorf("%s: verdict %q with reasons %q", c.name, got, why)

@@ -8,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/conform-spi/conform/internal/reportdir"
 )
 
 // rendered returns what the writer of name makes of run.
@@ -40,7 +41,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func sortedFiles() []string {
-	f := append([]string(nil), Files...)
+	f := append([]string(nil), reportdir.Files...)
 	sort.Strings(f)
 	return f
 }
@@ -52,9 +53,9 @@ func TestWriteAllWritesTheFourFiles(t *testing.T) {
 		t.Fatalf("WriteAll: %v", err)
 	}
 	if got := entries(t, dir); strings.Join(got, " ") != strings.Join(sortedFiles(), " ") {
-		t.Fatalf("dir holds %v, want exactly %v", got, Files)
+		t.Fatalf("dir holds %v, want exactly %v", got, reportdir.Files)
 	}
-	for _, name := range Files {
+	for _, name := range reportdir.Files {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("read %s: %v", name, err)
@@ -101,13 +102,13 @@ func TestWriteAllRefusesAForeignDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := WriteAll(dir, sampleRun())
-	if !errors.Is(err, ErrForeignDir) || !strings.Contains(err.Error(), "notes.txt") {
+	if !errors.Is(err, reportdir.ErrForeignDir) || !strings.Contains(err.Error(), "notes.txt") {
 		t.Fatalf("WriteAll = %v, want ErrForeignDir naming notes.txt", err)
 	}
 	if got := entries(t, dir); strings.Join(got, " ") != "notes.txt" {
 		t.Errorf("dir holds %v after a refused write, want only notes.txt", got)
 	}
-	if err := CheckDir(dir); !errors.Is(err, ErrForeignDir) {
+	if err := reportdir.CheckDir(dir); !errors.Is(err, reportdir.ErrForeignDir) {
 		t.Errorf("CheckDir = %v, want ErrForeignDir", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestWriteAllReplacesTheSetWhole(t *testing.T) {
 	// Hard links outside dir keep the old files' inodes: replacing leaves
 	// them whole, an in-place rewrite would change them.
 	keep := t.TempDir()
-	for _, name := range Files {
+	for _, name := range reportdir.Files {
 		if err := os.Link(filepath.Join(dir, name), filepath.Join(keep, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func TestWriteAllReplacesTheSetWhole(t *testing.T) {
 	if err := WriteAll(dir, small); err != nil {
 		t.Fatalf("second WriteAll: %v", err)
 	}
-	for _, name := range Files {
+	for _, name := range reportdir.Files {
 		now, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -170,16 +171,16 @@ func TestWriteAllAtTheSwapShowsTheOldSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	called := false
-	beforeSwap = func() {
+	reportdir.BeforeSwap = func() {
 		called = true
-		for _, name := range Files {
+		for _, name := range reportdir.Files {
 			got, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil || !bytes.Equal(got, rendered(t, name, old)) {
 				t.Errorf("at the swap, %s is not the old report (%v)", name, err)
 			}
 		}
 	}
-	defer func() { beforeSwap = func() {} }()
+	defer func() { reportdir.BeforeSwap = func() {} }()
 	if err := WriteAll(dir, next); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestWriteAllAtTheSwapShowsTheOldSet(t *testing.T) {
 // dead one left beside it.
 func TestWriteAllKilledMidWrite(t *testing.T) {
 	if os.Getenv("REPORTS_KILL_AT_SWAP") != "" {
-		beforeSwap = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+		reportdir.BeforeSwap = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 		WriteAll(os.Getenv("REPORTS_KILL_AT_SWAP"), passingRun())
 		os.Exit(3) // not reached
 	}
@@ -210,7 +211,7 @@ func TestWriteAllKilledMidWrite(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed at the swap: %v", err)
 	}
-	for _, name := range Files {
+	for _, name := range reportdir.Files {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !bytes.Equal(got, rendered(t, name, old)) {
 			t.Errorf("after the kill, %s is not the old report (%v)", name, err)
@@ -224,51 +225,6 @@ func TestWriteAllKilledMidWrite(t *testing.T) {
 	}
 	if got := entries(t, top); strings.Join(got, " ") != "out" {
 		t.Errorf("the next write left %v beside dir, want only out", got)
-	}
-}
-
-func TestRemoveStaleKeepsALiveWriters(t *testing.T) {
-	top := t.TempDir()
-	dir := filepath.Join(top, "out")
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	deadDir := filepath.Join(top, ".out.conform-new-"+strconv.Itoa(dead.Process.Pid)+"-1")
-	liveDir := filepath.Join(top, stalePrefix("out", "new")+"1")
-	other := filepath.Join(top, ".other.conform-new-1-1") // another dir's
-	for _, d := range []string{deadDir, liveDir, other, dir} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := RemoveStale(dir); n != 1 {
-		t.Errorf("RemoveStale removed %d, want 1", n)
-	}
-	want := []string{filepath.Base(other), filepath.Base(liveDir), "out"}
-	sort.Strings(want)
-	if got := entries(t, top); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("left %v, want %v", got, want)
-	}
-}
-
-func TestCheckDirCreatesNothing(t *testing.T) {
-	top := t.TempDir()
-	if err := CheckDir(filepath.Join(top, "a", "b")); err != nil {
-		t.Fatalf("CheckDir of a new nested dir: %v", err)
-	}
-	if got := entries(t, top); len(got) != 0 {
-		t.Errorf("CheckDir left %v", got)
-	}
-	file := filepath.Join(top, "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckDir(file); err == nil {
-		t.Error("CheckDir accepted a regular file")
-	}
-	if err := CheckDir(filepath.Join(file, "x")); err == nil {
-		t.Error("CheckDir accepted a dir under a regular file")
 	}
 }
 
@@ -299,7 +255,7 @@ func TestWritersReportWriteErrors(t *testing.T) {
 func TestTheLargestSeedIsPrintedRight(t *testing.T) {
 	run := sampleRun()
 	run.Seed = 1<<64 - 1
-	for _, name := range Files {
+	for _, name := range reportdir.Files {
 		if got := string(rendered(t, name, run)); !strings.Contains(got, "18446744073709551615") {
 			t.Errorf("%s does not show seed 2^64-1", name)
 		}

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -170,13 +171,13 @@ func DiffRows(want, got []hoststore.Row) string {
 	for i := 0; i < n && shown < 8; i++ {
 		switch {
 		case i >= len(got):
-			fmt.Fprintf(&sb, "- row %d %s (missing)\n", want[i].Index, reports.Payload(want[i].Data))
+			fmt.Fprintf(&sb, "- row %d %s (missing)\n", want[i].Index, textsafe.Payload(want[i].Data))
 			shown++
 		case i >= len(want):
-			fmt.Fprintf(&sb, "+ row %d %s (extra)\n", got[i].Index, reports.Payload(got[i].Data))
+			fmt.Fprintf(&sb, "+ row %d %s (extra)\n", got[i].Index, textsafe.Payload(got[i].Data))
 			shown++
 		case want[i].Index != got[i].Index || !bytes.Equal(want[i].Data, got[i].Data):
-			fmt.Fprintf(&sb, "- row %d %s\n+ row %d %s\n", want[i].Index, reports.Payload(want[i].Data), got[i].Index, reports.Payload(got[i].Data))
+			fmt.Fprintf(&sb, "- row %d %s\n+ row %d %s\n", want[i].Index, textsafe.Payload(want[i].Data), got[i].Index, textsafe.Payload(got[i].Data))
 			shown++
 		}
 	}
@@ -201,7 +202,7 @@ func RowsText(rows []hoststore.Row) string {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "%d:%s", r.Index, reports.Payload(r.Data))
+		fmt.Fprintf(&sb, "%d:%s", r.Index, textsafe.Payload(r.Data))
 	}
 	return sb.String()
 }

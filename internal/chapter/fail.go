@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -57,7 +58,7 @@ func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff str
 	}
 	if br := e.FirstBreach(); br != nil {
 		f.Obligation = ObErrors
-		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, reports.Clip(br.Detail, 500), message)
+		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, textsafe.Clip(br.Detail, 500), message)
 	}
 	f.Message += down
 	if b, err := json.Marshal(f); err == nil {
@@ -95,7 +96,7 @@ func (e *Env) failureText(f reports.Failure) string {
 			trail = trail[len(trail)-40:]
 		}
 		for _, l := range trail {
-			sb.WriteString("    " + reports.Clip(l, 400) + "\n")
+			sb.WriteString("    " + textsafe.Clip(l, 400) + "\n")
 		}
 	}
 	if e.Cfg.Repro != nil {
@@ -108,7 +109,7 @@ func writeBlock(w io.Writer, name, text string) {
 	if text == "" {
 		return
 	}
-	text = reports.Clip(text, 4096)
+	text = textsafe.Clip(text, 4096)
 	if !strings.Contains(text, "\n") {
 		fmt.Fprintf(w, "  %s: %s\n", name, text)
 		return

@@ -12,7 +12,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/internal/faults"
-	"github.com/conform-spi/conform/reports"
+	"github.com/conform-spi/conform/internal/textsafe"
 )
 
 // Breach is an answer outside the contract that the harness caught around a
@@ -191,7 +191,7 @@ func (p *Proc) classify1(ctx context.Context, op string, err error) error {
 	return err
 }
 
-func clipStack(s []byte) string { return reports.Clip(string(s), 2048) }
+func clipStack(s []byte) string { return textsafe.Clip(string(s), 2048) }
 
 func (p *Proc) trace(op string, args string, err error, result string) {
 	status := "ok"
@@ -215,9 +215,9 @@ func ErrText(err error) string {
 	}
 	var br *Breach
 	if errors.As(err, &br) {
-		return "BREACH " + string(br.Kind) + ": " + reports.Clip(br.Detail, 300)
+		return "BREACH " + string(br.Kind) + ": " + textsafe.Clip(br.Detail, 300)
 	}
-	return string(k) + ": " + reports.Clip(err.Error(), 300)
+	return string(k) + ": " + textsafe.Clip(err.Error(), 300)
 }
 
 // Acquire calls AcquireFence and remembers the token it got.
@@ -268,7 +268,7 @@ func (p *Proc) listUnder(ctx, callCtx context.Context, kind hoststore.ScopeKind,
 	})
 	a := "nil"
 	if after != nil {
-		a = reports.Clip(fmt.Sprintf("%q", *after), 80)
+		a = textsafe.Clip(fmt.Sprintf("%q", *after), 80)
 	}
 	res := ""
 	if err == nil {
@@ -321,7 +321,7 @@ func headText(h *hoststore.VersionedHead) string {
 	if h == nil {
 		return "none"
 	}
-	return fmt.Sprintf("v%d %q head %s", h.Version, h.CommitID, reports.Payload(h.Head))
+	return fmt.Sprintf("v%d %q head %s", h.Version, h.CommitID, textsafe.Payload(h.Head))
 }
 
 // NameText returns a scope name as a trail shows it ("nil" for none).
@@ -329,7 +329,7 @@ func NameText(n *hoststore.ScopeName) string {
 	if n == nil {
 		return "nil"
 	}
-	return reports.Clip(fmt.Sprintf("%q", *n), 80)
+	return textsafe.Clip(fmt.Sprintf("%q", *n), 80)
 }
 
 // BatchText returns a batch as a trail shows it: id, token and updates.
@@ -342,7 +342,7 @@ func BatchText(b *hoststore.CommitBatch) string {
 		}
 		sb.WriteString(" " + updateText(u))
 	}
-	return reports.Clip(sb.String(), 600)
+	return textsafe.Clip(sb.String(), 600)
 }
 
 func updateText(u hoststore.ScopeUpdate) string {
@@ -366,7 +366,7 @@ func updateText(u hoststore.ScopeUpdate) string {
 		fmt.Fprintf(&sb, " append %d rows", len(u.Append))
 	}
 	if u.Head != nil {
-		fmt.Fprintf(&sb, " head %s", reports.Payload(*u.Head))
+		fmt.Fprintf(&sb, " head %s", textsafe.Payload(*u.Head))
 	}
 	return sb.String()
 }

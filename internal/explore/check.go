@@ -8,7 +8,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/obligation"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -89,7 +89,7 @@ func Check(h *History, cfg CheckConfig) Verdict {
 		if e := &h.Events[i]; e.Panic != "" {
 			// A panic is the store's process dying in the call: the
 			// history ended there, and the panic is the headline.
-			v.Findings = append([]Finding{{Obligation: chapter.ObErrors, Event: e.ID,
+			v.Findings = append([]Finding{{Obligation: obligation.ObErrors, Event: e.ID,
 				Message: fmt.Sprintf("panic in %s: %s (a store answers with an error, or dies as a process would; it does not panic in its caller)", OpTitle(e.Op), e.Panic)}}, v.Findings...)
 			break
 		}
@@ -101,7 +101,7 @@ func Check(h *History, cfg CheckConfig) Verdict {
 		if hg.Op == OpKill {
 			what = "hang in a request abandoned in flight: its handle was killed, and it"
 		}
-		v.Findings = append([]Finding{{Obligation: chapter.ObErrors, Event: hg.Event,
+		v.Findings = append([]Finding{{Obligation: obligation.ObErrors, Event: hg.Event,
 			Message: fmt.Sprintf("%s: no answer within the per-call bound of %s (a store must answer, or give up when the call's context ends)", what, hg.Bound)}}, v.Findings...)
 	}
 	ops := j.operations()
@@ -125,7 +125,7 @@ func Check(h *History, cfg CheckConfig) Verdict {
 // the order name tries them: the narrow rules first.
 // (Durability has no such rule here: an acknowledged batch that may land
 // late, as one of unknown outcome may, explains almost any history.)
-var relaxable = []reports.ObligationID{chapter.ObFenceLease, chapter.ObFencing, chapter.ObListing, chapter.ObOrder}
+var relaxable = []reports.ObligationID{obligation.ObFenceLease, obligation.ObFencing, obligation.ObListing, obligation.ObOrder}
 
 // name checks the obligation a diagnosis names: a history that no order
 // explains under the contract, but that one does once the rule of one
@@ -195,7 +195,7 @@ func directEvent(e *Event) []Finding {
 	switch e.Op {
 	case OpOpen, OpKill, OpClose:
 		if e.Err != hoststore.ErrKindNone && e.Err != hoststore.ErrKindUnavailable {
-			add(chapter.ObErrors, "nil or Unavailable", string(e.Err), "%s answered an error outside the contract", e.Op)
+			add(obligation.ObErrors, "nil or Unavailable", string(e.Err), "%s answered an error outside the contract", e.Op)
 		}
 		return out
 	}
@@ -203,21 +203,21 @@ func directEvent(e *Event) []Finding {
 		return out
 	}
 	if !e.Returned() {
-		add(chapter.ObErrors, "an answer", "none", "%s never returned", e.Op)
+		add(obligation.ObErrors, "an answer", "none", "%s never returned", e.Op)
 		return out
 	}
 	if e.Err != hoststore.ErrKindNone && !allowed(e.Op, e.Err) {
-		add(chapter.ObErrors, "nil or an error the contract allows "+string(e.Op), string(e.Err)+": "+e.Text, "%s answered an error outside the contract", e.Op)
+		add(obligation.ObErrors, "nil or an error the contract allows "+string(e.Op), string(e.Err)+": "+e.Text, "%s answered an error outside the contract", e.Op)
 		return out
 	}
 	switch e.Op {
 	case OpRead:
 		if len(e.Rows) > e.Limit {
-			add(chapter.ObOperations, fmt.Sprintf("at most %d rows", e.Limit), fmt.Sprint(len(e.Rows)), "ReadRows answered more rows than its limit")
+			add(obligation.ObOperations, fmt.Sprintf("at most %d rows", e.Limit), fmt.Sprint(len(e.Rows)), "ReadRows answered more rows than its limit")
 		}
 		for i, r := range e.Rows {
 			if r.Index != e.From+hoststore.RowIndex(i) {
-				add(chapter.ObOrder, fmt.Sprintf("row %d at position %d", e.From+hoststore.RowIndex(i), i), fmt.Sprintf("row %d", r.Index), "ReadRows is not in index order from %d", e.From)
+				add(obligation.ObOrder, fmt.Sprintf("row %d at position %d", e.From+hoststore.RowIndex(i), i), fmt.Sprintf("row %d", r.Index), "ReadRows is not in index order from %d", e.From)
 				break
 			}
 		}
@@ -226,25 +226,25 @@ func directEvent(e *Event) []Finding {
 			break
 		}
 		if len(e.Page.Heads) > e.Limit {
-			add(chapter.ObListing, fmt.Sprintf("at most %d heads", e.Limit), fmt.Sprint(len(e.Page.Heads)), "ListHeads answered more heads than its limit")
+			add(obligation.ObListing, fmt.Sprintf("at most %d heads", e.Limit), fmt.Sprint(len(e.Page.Heads)), "ListHeads answered more heads than its limit")
 		}
 		for i, nh := range e.Page.Heads {
 			if e.After != nil && nh.Name <= *e.After || i > 0 && nh.Name <= e.Page.Heads[i-1].Name {
-				add(chapter.ObListing, "names above the cursor, in byte order, once each", fmt.Sprintf("%q", nh.Name), "ListHeads is not in byte order of names after its cursor")
+				add(obligation.ObListing, "names above the cursor, in byte order, once each", fmt.Sprintf("%q", nh.Name), "ListHeads is not in byte order of names after its cursor")
 				break
 			}
 		}
 		if n := e.Page.Next; n != nil && e.After != nil && *n <= *e.After {
-			add(chapter.ObListing, "a cursor that moves past "+nameText(e.After), nameText(n), "ListHeads answered a next cursor that does not move on: the listing never ends")
+			add(obligation.ObListing, "a cursor that moves past "+nameText(e.After), nameText(n), "ListHeads answered a next cursor that does not move on: the listing never ends")
 		}
 		// A next cursor below the page's own last name makes the next page
 		// list names again; an empty page with a next cursor lists nothing
 		// and still says the listing goes on (docs/host-store-contract.md).
 		if n, hs := e.Page.Next, e.Page.Heads; n != nil && len(hs) > 0 && *n < hs[len(hs)-1].Name {
-			add(chapter.ObListing, "a next cursor at or above the page's last name "+fmt.Sprintf("%q", hs[len(hs)-1].Name), nameText(n), "ListHeads answered a next cursor inside its own page: the next page lists names again")
+			add(obligation.ObListing, "a next cursor at or above the page's last name "+fmt.Sprintf("%q", hs[len(hs)-1].Name), nameText(n), "ListHeads answered a next cursor inside its own page: the next page lists names again")
 		}
 		if e.Page.Next != nil && len(e.Page.Heads) == 0 {
-			add(chapter.ObListing, "no next cursor on an empty page", nameText(e.Page.Next), "ListHeads answered an empty page with a next cursor")
+			add(obligation.ObListing, "no next cursor on an empty page", nameText(e.Page.Next), "ListHeads answered an empty page with a next cursor")
 		}
 	}
 	return out
@@ -307,7 +307,7 @@ func (j *judge) torn() []Finding {
 				continue
 			}
 			if before {
-				return []Finding{{Obligation: chapter.ObAllOrNothing, Event: y.ev.ID,
+				return []Finding{{Obligation: obligation.ObAllOrNothing, Event: y.ev.ID,
 					Message: fmt.Sprintf("batch %s shows in %s (#%d) and then not in %s", bi.b.ID, scopeText(&x.scope), x.ev.ID, scopeText(&y.scope)),
 					Want:    fmt.Sprintf("%s at version %d or later", scopeText(&y.scope), u.Next), Got: HeadText(y.head)}}
 			}

@@ -6,7 +6,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/obligation"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -140,7 +140,7 @@ func TestCheckOrdersConcurrentClashByRealTime(t *testing.T) {
 	b = writer()
 	b.add(1, 10, 11, answer(commit("y", 1, update(sa, 1, "ay")), hoststore.ErrKindConflict)).
 		add(0, 12, 13, commit("x", 1, update(sa, 1, "ax")))
-	expectFail(t, b, chapter.ObVersionChain, 2)
+	expectFail(t, b, obligation.ObVersionChain, 2)
 }
 
 func TestCheckFindsTornBatch(t *testing.T) {
@@ -148,7 +148,7 @@ func TestCheckFindsTornBatch(t *testing.T) {
 	b.add(0, 10, 0, lost(commit("c1", 1, update(sa, 1, "a2"), update(sb, 1, "b2")))).
 		add(1, 11, 12, load(sa, 2, "c1", "a2")).
 		add(1, 13, 14, load(sb, 1, "c0", "b0"))
-	expectFail(t, b, chapter.ObAllOrNothing, 4)
+	expectFail(t, b, obligation.ObAllOrNothing, 4)
 }
 
 func TestCheckFindsLostAcknowledgedCommit(t *testing.T) {
@@ -156,12 +156,12 @@ func TestCheckFindsLostAcknowledgedCommit(t *testing.T) {
 	b.add(0, 10, 11, commit("c1", 1, update(sa, 1, "a2", "r2"))).
 		add(0, 12, 13, Event{Op: OpKill}).
 		add(1, 14, 15, load(sa, 1, "c0", "a0"))
-	expectFail(t, b, chapter.ObDurable, 4)
+	expectFail(t, b, obligation.ObDurable, 4)
 	// The rows tell the same story.
 	b = writer()
 	b.add(0, 10, 11, commit("c1", 1, update(sa, 1, "a2", "r2"))).
 		add(1, 14, 15, read(sa, 0, 5, "r0", "r1"))
-	expectFail(t, b, chapter.ObDurable, 3)
+	expectFail(t, b, obligation.ObDurable, 3)
 }
 
 func TestCheckFindsStaleTokenAfterTakeover(t *testing.T) {
@@ -169,7 +169,7 @@ func TestCheckFindsStaleTokenAfterTakeover(t *testing.T) {
 	b.add(1, 10, 11, Event{Op: OpAcquire, Mode: "Takeover", Grant: &hoststore.FenceGrant{Token: 2, SupersededLease: 5}}).
 		add(0, 12, 13, commit("stale", 1, update(sa, 1, "stale"))).
 		add(1, 14, 15, load(sa, 2, "stale", "stale"))
-	expectFail(t, b, chapter.ObFencing, 4)
+	expectFail(t, b, obligation.ObFencing, 4)
 }
 
 func TestCheckAcceptsFencingAndClashesMetAtLoad(t *testing.T) {
@@ -216,7 +216,7 @@ func TestCheckSettlesUnknownOutcomes(t *testing.T) {
 	b = writer()
 	b.add(1, 8, 9, load(sa, 2, "c1", "a2")).
 		add(0, 10, 0, lost(commit("c1", 1, update(sa, 1, "a2"))))
-	expectFail(t, b, chapter.ObOperations, 2)
+	expectFail(t, b, obligation.ObOperations, 2)
 }
 
 func TestCheckFindsCommitTakingEffectTwice(t *testing.T) {
@@ -224,7 +224,7 @@ func TestCheckFindsCommitTakingEffectTwice(t *testing.T) {
 	b.add(0, 10, 11, commit("c1", 1, update(sa, 1, "a2", "r2"))).
 		add(1, 12, 13, commit("c1", 1, update(sa, 1, "a2", "r2"))).
 		add(1, 14, 15, load(sa, 3, "c1", "a2"))
-	expectFail(t, b, chapter.ObRetry, 4)
+	expectFail(t, b, obligation.ObRetry, 4)
 }
 
 func TestCheckFindsVersionClashShowing(t *testing.T) {
@@ -232,28 +232,28 @@ func TestCheckFindsVersionClashShowing(t *testing.T) {
 	b.add(0, 10, 11, commit("x", 1, update(sa, 1, "ax"))).
 		add(0, 12, 13, commit("y", 1, update(sa, 1, "ay"), update(sb, 1, "by"))).
 		add(1, 14, 15, load(sb, 2, "y", "by"))
-	expectFail(t, b, chapter.ObVersionChain, 4)
+	expectFail(t, b, obligation.ObVersionChain, 4)
 }
 
 func TestCheckFindsReadOverLimitAndOutOfOrder(t *testing.T) {
 	b := writer()
 	b.add(1, 10, 11, read(sa, 0, 1, "r0", "r1"))
-	expectFail(t, b, chapter.ObOperations, 2)
+	expectFail(t, b, obligation.ObOperations, 2)
 
 	b = writer()
 	b.add(1, 10, 11, read(sa, 0, 5, "r1", "r0"))
-	expectFail(t, b, chapter.ObOrder, 2)
+	expectFail(t, b, obligation.ObOrder, 2)
 
 	b = writer()
 	e := read(sa, 0, 5, "r0", "r1")
 	e.Rows[1].Index = 5
 	b.add(1, 10, 11, e)
-	expectFail(t, b, chapter.ObOrder, 2)
+	expectFail(t, b, obligation.ObOrder, 2)
 
 	// A read that stops short of its limit before the end.
 	b = writer()
 	b.add(1, 10, 11, read(sa, 0, 5, "r0"))
-	expectFail(t, b, chapter.ObOperations, 2)
+	expectFail(t, b, obligation.ObOperations, 2)
 }
 
 func TestCheckFindsReadBelowStartAndLateRemoval(t *testing.T) {
@@ -262,58 +262,58 @@ func TestCheckFindsReadBelowStartAndLateRemoval(t *testing.T) {
 	b := writer()
 	b.add(0, 10, 11, commit("c1", 1, drop)).
 		add(1, 12, 13, read(sa, 0, 5, "r0", "r1"))
-	expectFail(t, b, chapter.ObOperations, 3)
+	expectFail(t, b, obligation.ObOperations, 3)
 
 	trunc := update(sa, 1, "a2")
 	trunc.TruncateAfter = hoststore.Ptr(hoststore.RowIndex(1))
 	b = writer()
 	b.add(0, 10, 11, commit("c1", 1, trunc)).
 		add(1, 12, 13, read(sa, 0, 5, "r0", "r1"))
-	expectFail(t, b, chapter.ObRemoval, 3)
+	expectFail(t, b, obligation.ObRemoval, 3)
 }
 
 func TestCheckFindsUnavailableCommitThatLanded(t *testing.T) {
 	b := writer()
 	b.add(0, 10, 11, answer(commit("c1", 1, update(sa, 1, "a2")), hoststore.ErrKindUnavailable)).
 		add(1, 12, 13, load(sa, 2, "c1", "a2"))
-	expectFail(t, b, chapter.ObErrors, 3)
+	expectFail(t, b, obligation.ObErrors, 3)
 }
 
 func TestCheckFindsFenceBreaches(t *testing.T) {
 	b := writer()
 	b.add(1, 10, 11, acq("Exclusive", 2)) // the holder of 1 is live
-	expectFail(t, b, chapter.ObFenceLease, 2)
+	expectFail(t, b, obligation.ObFenceLease, 2)
 
 	b = writer()
 	b.add(2, 8, 9, Event{Op: OpLapse}).
 		add(1, 10, 11, Event{Op: OpAcquire, Mode: "Exclusive", Err: hoststore.ErrKindHeld, Held: &hoststore.HeldError{Holder: 1, Remaining: 1}})
-	expectFail(t, b, chapter.ObFenceLease, 3)
+	expectFail(t, b, obligation.ObFenceLease, 3)
 
 	b = writer()
 	b.add(1, 10, 11, Event{Op: OpAcquire, Mode: "Takeover", Grant: &hoststore.FenceGrant{Token: 2, SupersededLease: 5}}).
 		add(0, 12, 13, Event{Op: OpRenew, Token: 1})
-	expectFail(t, b, chapter.ObFenceLease, 3)
+	expectFail(t, b, obligation.ObFenceLease, 3)
 
 	// A token that does not rise.
 	b = writer()
 	b.add(1, 10, 11, Event{Op: OpAcquire, Mode: "Takeover", Grant: &hoststore.FenceGrant{Token: 1, SupersededLease: 5}})
-	expectFail(t, b, chapter.ObFenceLease, 2)
+	expectFail(t, b, obligation.ObFenceLease, 2)
 }
 
 func TestCheckFindsListingBreaches(t *testing.T) {
 	// b is visible but the page passes over it.
 	b := writer()
 	b.add(1, 10, 11, list(hoststore.KindSession, 5, nil, named("a", 1, "c0", "a0")))
-	expectFail(t, b, chapter.ObListing, 2)
+	expectFail(t, b, obligation.ObListing, 2)
 	// a deleted scope still listed.
 	b = writer()
 	b.add(0, 10, 11, commit("c1", 1, hoststore.ScopeUpdate{Scope: sb, Previous: hoststore.Ptr(hoststore.ScopeVersion(1)), Next: 2, Delete: true})).
 		add(1, 12, 13, list(hoststore.KindSession, 5, nil, named("a", 1, "c0", "a0"), named("b", 1, "c0", "b0")))
-	expectFail(t, b, chapter.ObListing, 3)
+	expectFail(t, b, obligation.ObListing, 3)
 	// Out of byte order.
 	b = writer()
 	b.add(1, 10, 11, list(hoststore.KindSession, 5, nil, named("b", 1, "c0", "b0"), named("a", 1, "c0", "a0")))
-	expectFail(t, b, chapter.ObListing, 2)
+	expectFail(t, b, obligation.ObListing, 2)
 	// Paging: a page of one with a cursor, then the rest.
 	b = writer()
 	next := hoststore.ScopeName("a")
@@ -327,10 +327,10 @@ func TestCheckFindsListingBreaches(t *testing.T) {
 func TestCheckFindsErrorsOutsideTheContract(t *testing.T) {
 	b := writer()
 	b.add(1, 10, 11, answer(load(sa, 0, "", ""), hoststore.ErrKindOther))
-	expectFail(t, b, chapter.ObErrors, 2)
+	expectFail(t, b, obligation.ObErrors, 2)
 	b = writer()
 	b.add(1, 10, 0, load(sa, 1, "c0", "a0"))
-	expectFail(t, b, chapter.ObErrors, 2)
+	expectFail(t, b, obligation.ObErrors, 2)
 }
 
 // TestCheckNamesTheRuleThatExplains: a batch sent with a superseded token
@@ -346,12 +346,12 @@ func TestCheckNamesTheRuleThatExplains(t *testing.T) {
 		add(0, 5, 6, commit("c7", 1, create(sa, "a7"))).
 		add(1, 7, 8, answer(commit("c10", 2, create(sa, "a10")), hoststore.ErrKindConflict))
 	v := Check(&b.h, CheckConfig{})
-	if len(v.Findings) != 1 || v.Findings[0].Obligation != chapter.ObFencing || v.Findings[0].Event != 3 {
+	if len(v.Findings) != 1 || v.Findings[0].Obligation != obligation.ObFencing || v.Findings[0].Event != 3 {
 		t.Fatalf("want one ob:5 finding at #3, got %v", v.Findings)
 	}
 	j := newJudge(&b.h)
 	_, info := porcupine.CheckOperationsVerbose(j.porcupineModel(), j.operations(), 0)
-	if d := j.diagnose(info.PartialLinearizations()); d.Obligation == chapter.ObFencing {
+	if d := j.diagnose(info.PartialLinearizations()); d.Obligation == obligation.ObFencing {
 		t.Fatalf("the first diagnosis already names ob:5 (%v): the test no longer shows the naming", d)
 	}
 }

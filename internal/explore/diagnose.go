@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/obligation"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -52,7 +52,7 @@ func (j *judge) diagnose(partials [][][]int) Finding {
 		o = pick(in)
 	}
 	if o < 0 {
-		return Finding{Obligation: chapter.ObOperations, Event: -1, Message: "no linearization explains the history"}
+		return Finding{Obligation: obligation.ObOperations, Event: -1, Message: "no linearization explains the history"}
 	}
 	op := &j.ops[o]
 	// The state the operation is judged against: the longest partial
@@ -84,7 +84,7 @@ func (j *judge) classify(s *state, op *lop) Finding {
 	e := op.ev
 	switch e.Op {
 	case OpAcquire, OpRenew, OpLapse:
-		return Finding{Obligation: chapter.ObFenceLease, Message: fmt.Sprintf("%s answered what no order of the fence operations explains", e.Op),
+		return Finding{Obligation: obligation.ObFenceLease, Message: fmt.Sprintf("%s answered what no order of the fence operations explains", e.Op),
 			Want: fenceText(s), Got: e.answerText()}
 	case OpCommit:
 		return j.classifyCommit(s, e)
@@ -105,11 +105,11 @@ func (j *judge) classify(s *state, op *lop) Finding {
 		var err error
 		wantRows, err = s.m.ReadRows(scope, e.From, e.Limit)
 		if hoststore.KindOf(err) == hoststore.ErrKindInvalid && e.Err == hoststore.ErrKindNone {
-			return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("ReadRows of %s from %d, below its first visible row, was not refused", scopeText(&scope), e.From),
+			return Finding{Obligation: obligation.ObOperations, Message: fmt.Sprintf("ReadRows of %s from %d, below its first visible row, was not refused", scopeText(&scope), e.From),
 				Want: "Invalid", Got: RowsText(gotRows)}
 		}
 		if sameIndicesOtherOrder(wantRows, gotRows) || j.misplaced(s, scope, gotRows) {
-			return Finding{Obligation: chapter.ObOrder, Message: fmt.Sprintf("ReadRows of %s returns the right rows out of commit order", scopeText(&scope)),
+			return Finding{Obligation: obligation.ObOrder, Message: fmt.Sprintf("ReadRows of %s returns the right rows out of commit order", scopeText(&scope)),
 				Want: RowsText(wantRows), Got: RowsText(gotRows)}
 		}
 	}
@@ -122,17 +122,17 @@ func (j *judge) classify(s *state, op *lop) Finding {
 	}
 	if op.kind != obsEvent {
 		if id, ok := j.lostAtLoad(scope, want); ok {
-			return Finding{Obligation: chapter.ObDurable, Message: fmt.Sprintf("%s does not show batch %s, which Commit acknowledged, to a listing nor to a later load", scopeText(&scope), id),
+			return Finding{Obligation: obligation.ObDurable, Message: fmt.Sprintf("%s does not show batch %s, which Commit acknowledged, to a listing nor to a later load", scopeText(&scope), id),
 				Want: HeadText(want), Got: HeadText(got)}
 		}
-		return Finding{Obligation: chapter.ObListing, Message: fmt.Sprintf("ListHeads of %s shows %s differently from a load", e.Kind, scopeText(&scope)),
+		return Finding{Obligation: obligation.ObListing, Message: fmt.Sprintf("ListHeads of %s shows %s differently from a load", e.Kind, scopeText(&scope)),
 			Want: HeadText(want), Got: HeadText(got)}
 	}
 	if e.Op == OpRead {
 		for _, r := range gotRows {
 			if !slices.ContainsFunc(wantRows, func(w hoststore.Row) bool { return w.Index == r.Index && bytes.Equal(w.Data, r.Data) }) {
 				if id, ok := j.owners[string(r.Data)]; ok && s.has(j.batches[id].idx) {
-					return Finding{Obligation: chapter.ObRemoval, Message: fmt.Sprintf("ReadRows of %s returns row %d, which a landed batch removed or never put there", scopeText(&scope), r.Index),
+					return Finding{Obligation: obligation.ObRemoval, Message: fmt.Sprintf("ReadRows of %s returns row %d, which a landed batch removed or never put there", scopeText(&scope), r.Index),
 						Want: RowsText(wantRows), Got: RowsText(gotRows)}
 				}
 			}
@@ -142,15 +142,15 @@ func (j *judge) classify(s *state, op *lop) Finding {
 	for _, id := range j.evidence(want, wantRows) {
 		bi := j.batches[id]
 		if bi != nil && acked(bi) && !slices.Contains(j.evidence(got, gotRows), id) {
-			return Finding{Obligation: chapter.ObDurable, Message: fmt.Sprintf("%s does not show batch %s, which Commit acknowledged", scopeText(&scope), id),
+			return Finding{Obligation: obligation.ObDurable, Message: fmt.Sprintf("%s does not show batch %s, which Commit acknowledged", scopeText(&scope), id),
 				Want: HeadText(want) + " " + RowsText(wantRows), Got: HeadText(got) + " " + RowsText(gotRows)}
 		}
 	}
 	if e.Op == OpRead {
-		return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("ReadRows of %s from %d limit %d returns rows no order of the commits explains", scopeText(&scope), e.From, e.Limit),
+		return Finding{Obligation: obligation.ObOperations, Message: fmt.Sprintf("ReadRows of %s from %d limit %d returns rows no order of the commits explains", scopeText(&scope), e.From, e.Limit),
 			Want: RowsText(wantRows), Got: RowsText(gotRows)}
 	}
-	return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("LoadHead of %s returns a head no order of the commits explains", scopeText(&scope)),
+	return Finding{Obligation: obligation.ObOperations, Message: fmt.Sprintf("LoadHead of %s returns a head no order of the commits explains", scopeText(&scope)),
 		Want: HeadText(want), Got: HeadText(got)}
 }
 
@@ -159,14 +159,14 @@ func (j *judge) classify(s *state, op *lop) Finding {
 func (j *judge) classifyShown(s *state, e *Event, scope hoststore.ScopeRef, id hoststore.CommitID, got *hoststore.VersionedHead) (Finding, bool) {
 	bi := j.batches[id]
 	if bi == nil {
-		return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("%s shows commit id %q, which no batch of the history carries", scopeText(&scope), id)}, true
+		return Finding{Obligation: obligation.ObOperations, Message: fmt.Sprintf("%s shows commit id %q, which no batch of the history carries", scopeText(&scope), id)}, true
 	}
 	if s.has(bi.idx) {
 		u, ok := bi.b.Update(scope)
 		if got != nil && got.CommitID == id && (!ok || got.Version != u.Next) {
-			ob := chapter.ObOperations
+			ob := obligation.ObOperations
 			if len(bi.sends) > 1 {
-				ob = chapter.ObRetry
+				ob = obligation.ObRetry
 			}
 			return Finding{Obligation: ob, Message: fmt.Sprintf("%s shows batch %s at version %d, not the version it wrote (sent %d times)", scopeText(&scope), id, got.Version, len(bi.sends)),
 				Want: fmt.Sprintf("v%d", u.Next), Got: HeadText(got)}, true
@@ -174,29 +174,29 @@ func (j *judge) classifyShown(s *state, e *Event, scope hoststore.ScopeRef, id h
 		return Finding{}, false
 	}
 	if r, ok := refusedEverywhere(bi); ok {
-		ob := map[hoststore.ErrorKind]reports.ObligationID{hoststore.ErrKindUnavailable: chapter.ObErrors, hoststore.ErrKindFencedOut: chapter.ObFencing,
-			hoststore.ErrKindConflict: chapter.ObVersionChain}[r]
+		ob := map[hoststore.ErrorKind]reports.ObligationID{hoststore.ErrKindUnavailable: obligation.ObErrors, hoststore.ErrKindFencedOut: obligation.ObFencing,
+			hoststore.ErrKindConflict: obligation.ObVersionChain}[r]
 		if ob == "" {
-			ob = chapter.ObOperations
+			ob = obligation.ObOperations
 		}
 		return Finding{Obligation: ob, Message: fmt.Sprintf("batch %s was refused (%s), yet %s shows it", id, r, scopeText(&scope)),
 			Want: "a refused batch applies nothing", Got: HeadText(got)}, true
 	}
 	if sentAfter(bi, e) {
-		return Finding{Obligation: chapter.ObOperations, Message: fmt.Sprintf("%s shows batch %s before any send of it began", scopeText(&scope), id),
+		return Finding{Obligation: obligation.ObOperations, Message: fmt.Sprintf("%s shows batch %s before any send of it began", scopeText(&scope), id),
 			Want: "only batches sent before the observation ended", Got: HeadText(got)}, true
 	}
 	if a := j.supersededBefore(bi); a != nil {
-		return Finding{Obligation: chapter.ObFencing, Message: fmt.Sprintf("batch %s (token %d), sent after token %d was acquired (#%d), shows in %s", id, bi.b.Token, a.Grant.Token, a.ID, scopeText(&scope)),
+		return Finding{Obligation: obligation.ObFencing, Message: fmt.Sprintf("batch %s (token %d), sent after token %d was acquired (#%d), shows in %s", id, bi.b.Token, a.Grant.Token, a.ID, scopeText(&scope)),
 			Want: "a stale batch never shows", Got: HeadText(got)}, true
 	}
 	if bi.b.Token < s.token {
-		return Finding{Obligation: chapter.ObFencing, Message: fmt.Sprintf("batch %s (token %d) shows in %s, though token %d was acquired before any order lets it land", id, bi.b.Token, scopeText(&scope), s.token),
+		return Finding{Obligation: obligation.ObFencing, Message: fmt.Sprintf("batch %s (token %d) shows in %s, though token %d was acquired before any order lets it land", id, bi.b.Token, scopeText(&scope), s.token),
 			Want: "a stale batch never shows", Got: HeadText(got)}, true
 	}
 	var ce *hoststore.ConflictError
 	if errors.As(s.m.Check(bi.built), &ce) {
-		return Finding{Obligation: chapter.ObVersionChain, Message: fmt.Sprintf("batch %s shows in %s, though its update of %s names a version the scope does not have", id, scopeText(&scope), scopeText(&ce.Scope)),
+		return Finding{Obligation: obligation.ObVersionChain, Message: fmt.Sprintf("batch %s shows in %s, though its update of %s names a version the scope does not have", id, scopeText(&scope), scopeText(&ce.Scope)),
 			Want: "one version chain: the batch refused or hidden in every scope", Got: HeadText(got)}, true
 	}
 	return Finding{}, false
@@ -208,7 +208,7 @@ func (j *judge) classifyCommit(s *state, e *Event) Finding {
 		for _, o := range j.order {
 			u, ok := o.b.Update(c.Scope)
 			if ok && u.Next == *c.Current && len(o.b.Updates) > 1 && !s.has(o.idx) && !acked(o) {
-				return Finding{Obligation: chapter.ObAllOrNothing, Message: fmt.Sprintf("Commit of %s was refused because %s is at version %d, which only batch %s writes; no order in which %s lands wholly or not at all explains the history", bi.b.ID, scopeText(&c.Scope), *c.Current, o.b.ID, o.b.ID),
+				return Finding{Obligation: obligation.ObAllOrNothing, Message: fmt.Sprintf("Commit of %s was refused because %s is at version %d, which only batch %s writes; no order in which %s lands wholly or not at all explains the history", bi.b.ID, scopeText(&c.Scope), *c.Current, o.b.ID, o.b.ID),
 					Want: "the batch in all its scopes or in none", Got: e.answerText()}
 			}
 		}
@@ -220,9 +220,9 @@ func (j *judge) classifyCommit(s *state, e *Event) Finding {
 	if bi.b.Token < s.token {
 		want = "FencedOut"
 	}
-	ob := map[hoststore.ErrorKind]reports.ObligationID{hoststore.ErrKindConflict: chapter.ObVersionChain, hoststore.ErrKindFencedOut: chapter.ObFencing}[e.Err]
+	ob := map[hoststore.ErrorKind]reports.ObligationID{hoststore.ErrKindConflict: obligation.ObVersionChain, hoststore.ErrKindFencedOut: obligation.ObFencing}[e.Err]
 	if ob == "" {
-		ob = chapter.ObOperations
+		ob = obligation.ObOperations
 	}
 	return Finding{Obligation: ob, Message: fmt.Sprintf("Commit of %s was refused, though no order of the operations makes it refusable", bi.b.ID), Want: want, Got: e.answerText()}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/obligation"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
@@ -67,29 +67,29 @@ func TestCanariesFoundByExploration(t *testing.T) {
 		bug canary.Bugs
 		ob  reports.ObligationID
 	}{
-		{canary.TornBatch, chapter.ObAllOrNothing},
-		{canary.LostOnKill, chapter.ObDurable},
-		{canary.IgnoreToken, chapter.ObFencing},
-		{canary.ReversedAppend, chapter.ObOrder},
-		{canary.RetryTwice, chapter.ObRetry},
-		{canary.LastWriterWins, chapter.ObVersionChain},
-		{canary.ApplyAsChecked, chapter.ObAllOrNothing},
-		{canary.LateTruncate, chapter.ObRemoval},
-		{canary.DropRenumbers, chapter.ObRemoval},
-		{canary.ReadBelowStartOK, chapter.ObOperations},
-		{canary.SkipLastListed, chapter.ObListing},
-		{canary.ListedAfterDelete, chapter.ObListing},
-		{canary.RenewNeverFenced, chapter.ObFenceLease},
-		{canary.ExclusiveIgnoresHolder, chapter.ObFenceLease},
-		{canary.NoRenewAfterLapse, chapter.ObFenceLease},
-		{canary.ReadIgnoresLimit, chapter.ObOperations},
-		{canary.CreateOverExisting, chapter.ObVersionChain},
-		{canary.NextAfterFullPage, chapter.ObListing},
-		{canary.DirtyRead, chapter.ObFencing},
-		{canary.SiteTwicePublish, chapter.ObAllOrNothing},
-		{canary.UnknownError, chapter.ObErrors},
-		{canary.UTF16Order, chapter.ObListing},
-		{canary.PadSpace, chapter.ObDurable},
+		{canary.TornBatch, obligation.ObAllOrNothing},
+		{canary.LostOnKill, obligation.ObDurable},
+		{canary.IgnoreToken, obligation.ObFencing},
+		{canary.ReversedAppend, obligation.ObOrder},
+		{canary.RetryTwice, obligation.ObRetry},
+		{canary.LastWriterWins, obligation.ObVersionChain},
+		{canary.ApplyAsChecked, obligation.ObAllOrNothing},
+		{canary.LateTruncate, obligation.ObRemoval},
+		{canary.DropRenumbers, obligation.ObRemoval},
+		{canary.ReadBelowStartOK, obligation.ObOperations},
+		{canary.SkipLastListed, obligation.ObListing},
+		{canary.ListedAfterDelete, obligation.ObListing},
+		{canary.RenewNeverFenced, obligation.ObFenceLease},
+		{canary.ExclusiveIgnoresHolder, obligation.ObFenceLease},
+		{canary.NoRenewAfterLapse, obligation.ObFenceLease},
+		{canary.ReadIgnoresLimit, obligation.ObOperations},
+		{canary.CreateOverExisting, obligation.ObVersionChain},
+		{canary.NextAfterFullPage, obligation.ObListing},
+		{canary.DirtyRead, obligation.ObFencing},
+		{canary.SiteTwicePublish, obligation.ObAllOrNothing},
+		{canary.UnknownError, obligation.ObErrors},
+		{canary.UTF16Order, obligation.ObListing},
+		{canary.PadSpace, obligation.ObDurable},
 	} {
 		t.Run(c.bug.String(), func(t *testing.T) {
 			// dirty-read and site-twice-publish show only to a load inside
@@ -127,7 +127,7 @@ func TestHangEndsTheHistory(t *testing.T) {
 			t.Fatalf("the hang names %s (returned %v, bound %s), want the commit that never returned", e.String(), e.Returned(), h.Hang.Bound)
 		}
 		v := Check(h, CheckConfig{})
-		if len(v.Findings) == 0 || v.Findings[0].Obligation != chapter.ObErrors || !strings.Contains(v.Findings[0].Message, "hang in Commit") || v.Findings[0].Event != h.Hang.Event {
+		if len(v.Findings) == 0 || v.Findings[0].Obligation != obligation.ObErrors || !strings.Contains(v.Findings[0].Message, "hang in Commit") || v.Findings[0].Event != h.Hang.Event {
 			t.Fatalf("the headline is %v, want the hang in Commit under ob:errors", v.Findings)
 		}
 		return
@@ -183,7 +183,7 @@ func TestPanicEndsTheHistory(t *testing.T) {
 			continue
 		}
 		v := Check(h, CheckConfig{})
-		if len(v.Findings) == 0 || v.Findings[0].Obligation != chapter.ObErrors || !strings.Contains(v.Findings[0].Message, "panic in Commit: assignment to entry in nil map") {
+		if len(v.Findings) == 0 || v.Findings[0].Obligation != obligation.ObErrors || !strings.Contains(v.Findings[0].Message, "panic in Commit: assignment to entry in nil map") {
 			t.Fatalf("the headline is %v, want the panic in Commit under ob:errors", v.Findings)
 		}
 		if e := h.Events[v.Findings[0].Event]; e.Op != OpCommit || e.Panic == "" || e.Returned() {

@@ -9,7 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/obligation"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
@@ -214,7 +214,7 @@ func (j *judge) initial() *state {
 // and the state after it.
 func (j *judge) step(s *state, op *lop) (bool, *state) {
 	e := op.ev
-	if op.kind != obsEvent && j.relax == chapter.ObListing {
+	if op.kind != obsEvent && j.relax == obligation.ObListing {
 		return true, s
 	}
 	switch op.kind {
@@ -230,7 +230,7 @@ func (j *judge) step(s *state, op *lop) (bool, *state) {
 	case OpAcquire:
 		return j.stepAcquire(s, e)
 	case OpRenew:
-		if j.relax == chapter.ObFenceLease {
+		if j.relax == obligation.ObFenceLease {
 			return true, s
 		}
 		return renewStep(s, e)
@@ -248,7 +248,7 @@ func (j *judge) step(s *state, op *lop) (bool, *state) {
 			return false, s
 		}
 		want, err := s.m.ReadRows(*e.Scope, e.From, e.Limit)
-		if j.relax == chapter.ObOrder {
+		if j.relax == obligation.ObOrder {
 			return hoststore.KindOf(err) == e.Err && sameRowsAnyOrder(want, e.Rows), s
 		}
 		return hoststore.KindOf(err) == e.Err && sameRows(want, e.Rows), s
@@ -259,7 +259,7 @@ func (j *judge) step(s *state, op *lop) (bool, *state) {
 }
 
 func (j *judge) stepAcquire(s *state, e *Event) (bool, *state) {
-	if j.relax == chapter.ObFenceLease {
+	if j.relax == obligation.ObFenceLease {
 		// Any answer goes; a grant still moves the token up.
 		if e.Err == hoststore.ErrKindNone && e.Grant != nil && e.Grant.Token > s.token {
 			n := *s
@@ -328,7 +328,7 @@ func (j *judge) stepCommit(s *state, e *Event) (bool, *state) {
 	bi := j.batches[e.Batch.ID]
 	landed := s.has(bi.idx)
 	// Without fencing, a stale token lands as the current one would.
-	current := bi.b.Token == s.token || j.relax == chapter.ObFencing && bi.b.Token != 0 && bi.b.Token < s.token
+	current := bi.b.Token == s.token || j.relax == obligation.ObFencing && bi.b.Token != 0 && bi.b.Token < s.token
 	if e.Unknown() || e.Err == hoststore.ErrKindOther || e.Err == hoststore.ErrKindNone {
 		if landed || !current {
 			return true, s

@@ -8,16 +8,16 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/faults"
-	"github.com/conform-spi/conform/reports"
+	"github.com/conform-spi/conform/internal/timeline"
 )
 
-// TimelineOf returns h as a reports.Timeline, for the picture of a
+// TimelineOf returns h as a timeline.Timeline, for the picture of a
 // finding: one lane per process ("p0", "p1", …, and "realm" for the
 // realm's own operations), each store or realm request an event with its
 // label, answer and faults, and each open, kill and close of a handle an
 // event marked as such. highlight is the ID of the event the finding is
 // about (Finding.Event), or -1 for none. A nil h gives nil.
-func TimelineOf(h *History, highlight int) *reports.Timeline {
+func TimelineOf(h *History, highlight int) *timeline.Timeline {
 	if h == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func TimelineOf(h *History, highlight int) *reports.Timeline {
 		ids = append(ids, p)
 	}
 	sort.Ints(ids)
-	t := &reports.Timeline{Highlight: highlight}
+	t := &timeline.Timeline{Highlight: highlight}
 	lane := make(map[int]int, len(ids))
 	for i, p := range ids {
 		lane[p] = i
@@ -43,7 +43,7 @@ func TimelineOf(h *History, highlight int) *reports.Timeline {
 		}
 		t.Lanes = append(t.Lanes, name)
 	}
-	t.Events = make([]reports.TimelineEvent, len(h.Events))
+	t.Events = make([]timeline.Event, len(h.Events))
 	for i := range h.Events {
 		t.Events[i] = timelineEvent(&h.Events[i], lane[h.Events[i].Proc])
 	}
@@ -51,36 +51,36 @@ func TimelineOf(h *History, highlight int) *reports.Timeline {
 }
 
 // timelineEvent returns e as an event of a timeline, on lane.
-func timelineEvent(e *Event, lane int) reports.TimelineEvent {
-	te := reports.TimelineEvent{ID: e.ID, Lane: lane, Call: e.Call, Return: e.Return, Label: timelineLabel(e), Detail: e.String()}
+func timelineEvent(e *Event, lane int) timeline.Event {
+	te := timeline.Event{ID: e.ID, Lane: lane, Call: e.Call, Return: e.Return, Label: timelineLabel(e), Detail: e.String()}
 	switch e.Op {
 	case OpOpen:
-		te.Mark = reports.MarkOpen
+		te.Mark = timeline.MarkOpen
 	case OpKill:
-		te.Mark = reports.MarkKill
+		te.Mark = timeline.MarkKill
 	case OpClose:
-		te.Mark = reports.MarkClose
+		te.Mark = timeline.MarkClose
 	}
 	switch {
 	case e.NotSent:
-		te.Answer = reports.AnswerNotSent
+		te.Answer = timeline.AnswerNotSent
 	case e.Lost:
-		te.Answer = reports.AnswerLost
+		te.Answer = timeline.AnswerLost
 	case !e.Returned():
 	case e.Err != hoststore.ErrKindNone:
 		te.Answer = string(e.Err)
 		te.Result = timelineRefusal(e)
 	default:
-		te.Answer = reports.AnswerOK
+		te.Answer = timeline.AnswerOK
 		te.Result = timelineResult(e)
 	}
 	for _, f := range e.Faults {
-		tf := reports.TimelineFault{Layer: f.Layer, Site: f.Site, Kind: f.Kind}
+		tf := timeline.Fault{Layer: f.Layer, Site: f.Site, Kind: f.Kind}
 		switch f.Site {
 		case faults.BeforeSend.String():
-			tf.When = reports.FaultBefore
+			tf.When = timeline.FaultBefore
 		case faults.AfterAnswer.String():
-			tf.When = reports.FaultAfter
+			tf.When = timeline.FaultAfter
 		}
 		te.Faults = append(te.Faults, tf)
 	}

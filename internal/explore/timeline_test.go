@@ -9,6 +9,7 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/timeline"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -105,10 +106,10 @@ func TestTimelineOf(t *testing.T) {
 			t.Errorf("event %d: id %d, clock %d–%d, detail %q; want the history's", i, e.ID, e.Call, e.Return, e.Detail)
 		}
 	}
-	if f := tl.Events[3].Faults; len(f) != 1 || f[0] != (reports.TimelineFault{Layer: "wrapper", Site: "in-flight", Kind: "kill"}) {
+	if f := tl.Events[3].Faults; len(f) != 1 || f[0] != (timeline.Fault{Layer: "wrapper", Site: "in-flight", Kind: "kill"}) {
 		t.Errorf("faults of #3 = %+v", f)
 	}
-	if f := tl.Events[8].Faults; len(f) != 1 || f[0].When != reports.FaultBefore {
+	if f := tl.Events[8].Faults; len(f) != 1 || f[0].When != timeline.FaultBefore {
 		t.Errorf("faults of #8 = %+v, want one before the send", f)
 	}
 	if TimelineOf(nil, 0) != nil {

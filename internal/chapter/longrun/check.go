@@ -9,7 +9,7 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
-	"github.com/conform-spi/conform/reports"
+	"github.com/conform-spi/conform/internal/textsafe"
 )
 
 // afterOpen checks what a restarted process found against what the spec
@@ -55,9 +55,9 @@ func (s *work) checkTranscript(p *chapter.Proc, run string, n int) {
 	st, ok := l.Value(p, s.session(run))
 	switch {
 	case n > 0 && (!ok || !bytes.Equal(st, s.ref[n-1].state.encode())):
-		l.Fail(chapter.ObRun, fmt.Sprintf("the run's state after round %d is not the reference's", n), reports.Payload(s.ref[n-1].state.encode()), reports.Payload(st))
+		l.Fail(chapter.ObRun, fmt.Sprintf("the run's state after round %d is not the reference's", n), textsafe.Payload(s.ref[n-1].state.encode()), textsafe.Payload(st))
 	case n == 0 && ok:
-		l.Fail(chapter.ObRun, "no round is committed, yet the run's Session scope exists", "no Session scope", reports.Payload(st))
+		l.Fail(chapter.ObRun, "no round is committed, yet the run's Session scope exists", "no Session scope", textsafe.Payload(st))
 	}
 	rows := l.Rows(p, s.session(run))
 	var want []hoststore.Row
@@ -75,7 +75,7 @@ func (s *work) checkTranscript(p *chapter.Proc, run string, n int) {
 		out, ok := l.Value(p, s.out(run, k))
 		switch {
 		case k <= n && (!ok || !bytes.Equal(out, s.ref[k-1].out)):
-			l.Fail(chapter.ObRun, fmt.Sprintf("round %d's tool outputs are not the reference's", k), reports.Payload(s.ref[k-1].out), fmt.Sprintf("%s (exists %v)", reports.Payload(out), ok))
+			l.Fail(chapter.ObRun, fmt.Sprintf("round %d's tool outputs are not the reference's", k), textsafe.Payload(s.ref[k-1].out), fmt.Sprintf("%s (exists %v)", textsafe.Payload(out), ok))
 		case k > n && ok:
 			l.Fail(chapter.ObAllOrNothing, fmt.Sprintf("round %d's Record scope exists, yet the run's Session scope holds %d rounds", k, n), "the round wholly or not at all", "part of it")
 		}

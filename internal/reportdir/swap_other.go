@@ -1,6 +1,6 @@
 //go:build !linux
 
-package reports
+package reportdir
 
 import (
 	"errors"
