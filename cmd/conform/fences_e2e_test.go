@@ -292,3 +292,44 @@ func TestFencesInterruptHasNoVerdict(t *testing.T) {
 	}
 	checkVerdictEverywhere(t, dir, "interrupted", "interrupted, no verdict")
 }
+
+// TestFencesPythonHelper certifies another implementation through the
+// helper protocol: the Python helper written from the protocol document
+// passes every row of conform fences, and the reports name it.
+func TestFencesPythonHelper(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("every row passing needs root (CI runs as root)")
+	}
+	// The system's interpreter, and the script where nobody can read it:
+	// some rows run a participant as nobody.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("no %s (scripts/test.sh installs it): %v", python, err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "internal", "chapter", "fences", "testdata", "helper.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "conform-fences-python-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "helper.py")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	helper := "exec:" + python + " " + path
+	run, _ := runReportEnv(t, nil, 0, "fences", "--fences", helper)
+	if run.Store != "fences:"+helper || len(run.Selected()) != len(fences.Rows()) || run.Verdict() != reports.VerdictConformant {
+		t.Errorf("store %q, %d rows selected, verdict %s; want fences:%s, the %d rows, conformant", run.Store, len(run.Selected()), run.Verdict(), helper, len(fences.Rows()))
+	}
+	for _, row := range run.Selected() {
+		if !row.Certified() {
+			t.Errorf("row %s: %s %v", row.ID, row.Status, row.NotExercised)
+		}
+	}
+}
