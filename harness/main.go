@@ -39,7 +39,9 @@ const (
 // before the first ':'), the default store URL, and extra subcommands.
 // Its run and reproduce read the CONFORM_* environment as stand-ins for
 // flags not given and refuse one that conflicts with a flag given (see the
-// package doc). Build one around your own store, then call Main:
+// package doc). Its fences certifies admission fences, opens no store and
+// reads no CONFORM_* variable; reproduce sends a fences run's repro there.
+// Build one around your own store, then call Main:
 //
 //	func main() {
 //		harness.Command{Openers: map[string]harness.Opener{"mystore": openMyStore}, Default: "mystore:"}.Main()
