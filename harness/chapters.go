@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"sync"
+
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
@@ -9,14 +11,95 @@ import (
 	"github.com/conform-spi/conform/internal/chapter/worker"
 )
 
-// chapters returns conform's chapters in the order a run registers them,
-// lists them and reports them. Adding a chapter is one line here.
-func chapters() []chapter.Chapter {
+// storeChapters returns the chapters that certify a store, in the order a
+// run registers them, lists them and reports them: `conform run`, Run
+// and Register run these. Adding a chapter is one line here.
+func storeChapters() []chapter.Chapter {
 	return []chapter.Chapter{
 		host.Chapter(),
 		longrun.Chapter(),
 		worker.Chapter(),
-		fences.Chapter(),
 		explore.Chapter(),
+	}
+}
+
+// fenceChapters returns the chapters that certify an implementation of
+// admission fences, which `conform fences` runs. They need no store.
+func fenceChapters() []chapter.Chapter {
+	return []chapter.Chapter{fences.Chapter()}
+}
+
+// A certifier is a command that certifies something, and its chapters.
+type certifier struct {
+	command  string // "run" or "fences"
+	chapters func() []chapter.Chapter
+}
+
+// certifiers returns the commands that certify, in the order `conform
+// list` shows their chapters.
+func certifiers() []certifier {
+	return []certifier{{"run", storeChapters}, {"fences", fenceChapters}}
+}
+
+// allChapters returns the chapters of every command, as `conform list`
+// shows them.
+func allChapters() []chapter.Chapter {
+	var out []chapter.Chapter
+	for _, c := range certifiers() {
+		out = append(out, c.chapters()...)
+	}
+	return out
+}
+
+// commandOf returns the command whose chapters hold row id, or "".
+func commandOf(id string) string {
+	for _, c := range certifiers() {
+		for _, ch := range c.chapters() {
+			for _, r := range ch.Rows() {
+				if string(r.ID) == id {
+					return c.command
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// The chapters of the run in this process: the store's, but while a
+// fences run holds them (useFenceChapters). The runner reads them through
+// chapters; a process holds one run at a time, as Ginkgo runs one suite
+// per process.
+var (
+	chaptersMu    sync.Mutex
+	fenceRunHeld  bool
+	chaptersOfRun = storeChapters
+)
+
+// chapters returns the chapters of the run in this process:
+// storeChapters, or fenceChapters during a fences run.
+func chapters() []chapter.Chapter {
+	chaptersMu.Lock()
+	list := chaptersOfRun
+	chaptersMu.Unlock()
+	return list()
+}
+
+// fenceRun reports whether a fences run holds the chapters.
+func fenceRun() bool {
+	chaptersMu.Lock()
+	defer chaptersMu.Unlock()
+	return fenceRunHeld
+}
+
+// useFenceChapters makes chapters return fenceChapters until the function
+// it returns is called.
+func useFenceChapters() (restore func()) {
+	chaptersMu.Lock()
+	defer chaptersMu.Unlock()
+	fenceRunHeld, chaptersOfRun = true, fenceChapters
+	return func() {
+		chaptersMu.Lock()
+		defer chaptersMu.Unlock()
+		fenceRunHeld, chaptersOfRun = false, storeChapters
 	}
 }

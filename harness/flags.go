@@ -14,7 +14,7 @@ type runFlags struct {
 	store, rows, labels, reportDir string
 	seed                           uint64
 	failpoints                     multi
-	fences                         string
+	fences                         string // conform fences' --fences
 	explore                        int    // --explore-histories
 	hist                           *int   // a repro's hist=N
 	history                        string // a repro's history=h1…

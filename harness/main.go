@@ -40,7 +40,9 @@ const (
 // before the first ':'), the default store URL, and extra subcommands.
 // Its run and reproduce read the CONFORM_* environment as stand-ins for
 // flags not given and refuse one that conflicts with a flag given (see the
-// package doc). Build one around your own store, then call Main:
+// package doc). Its fences certifies admission fences, opens no store and
+// reads no CONFORM_* variable; reproduce sends a fences run's repro there.
+// Build one around your own store, then call Main:
 //
 //	func main() {
 //		harness.Command{Openers: map[string]harness.Opener{"mystore": openMyStore}, Default: "mystore:"}.Main()
@@ -70,6 +72,8 @@ func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run", "reproduce":
 		return c.cmdRun(args[0], args[1:], stdout, stderr)
+	case "fences":
+		return c.cmdFences("fences", args[1:], stdout, stderr)
 	case "list":
 		return c.cmdList(args[1:], stdout, stderr)
 	case "explore":
@@ -95,8 +99,9 @@ func (c Command) usage(w io.Writer) {
 	fmt.Fprintf(w, `usage: conform <command> [flags]
 
 commands:
-  run          certify a store with every chapter and write the reports
-  reproduce    run again exactly what a failure's repro string names
+  run          certify a store with its chapters and write the reports
+  fences       certify an implementation of admission fences (conform's own by default)
+  reproduce    run again exactly what a failure's repro string names, through run or fences
   list         list the chapters, rows, labels, obligations and failpoints
   explore      a long exploration campaign: the exploration chapter alone, with a live line
   merge        join the reports of a campaign's shards into one set
@@ -186,8 +191,8 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	timeout := fs.Duration("timeout", 60*time.Second, "the bound of the harness's own time in each spec of a row (time with no store call in flight; at least "+MinRowTimeout.String()+")")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: 10 × the store's p99 latency so far, within 2s..30s; at least 100ms)")
 	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
-	fs.StringVar(&f.fences, "fences", "self", "the admission chapter's fences: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
-	fencesDir := fs.String("fences-dir", "", "where the admission chapter makes its directories (default: the system's temporary directory)")
+	fencesFlag := fs.String("fences", "", movedToFences)
+	fs.String("fences-dir", "", movedToFences)
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	shardFlag := fs.String("shard", "", "run shard i of N (i counts from 0, as $JOB_COMPLETION_INDEX): the rows whose ID hashes to i, and the exploration's histories whose index modulo N is i; needs a seed; 'conform merge' joins the shards' reports")
@@ -200,6 +205,18 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 			return 0
 		}
 		return refuse(stderr, name, "%v (see 'conform %s -h')", err, name)
+	}
+	if name == "reproduce" && len(pos) == 1 {
+		if r, err := ParseRepro(pos[0]); err == nil && r.fenceRun() {
+			return c.cmdFences(name, args, stdout, stderr)
+		}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	for _, fl := range []string{"fences", "fences-dir"} {
+		if given[fl] {
+			return refuse(stderr, name, "--%s: conform %s certifies the store alone; certify fences with: conform fences --fences '%s'", fl, name, fencesValue(*fencesFlag))
+		}
 	}
 	var repro *Repro
 	switch {
@@ -232,8 +249,9 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if r := e.repro; r != nil && r.fenceRun() {
+		return refuse(stderr, name, "%s names a run of the fences (%s), not of a store; run it with: conform reproduce '%s'", EnvRepro, r.fencesName(), r.String())
+	}
 	fromEnv, err := f.merge(given, repro, e)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
@@ -256,12 +274,12 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 			return refuse(stderr, name, "%v", err)
 		}
 	}
-	if _, err := fencesCommand(f.fences); err != nil {
-		return refuse(stderr, name, "--%v", err)
-	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
-		if !exploreOn(f) && selectsExplore(filter) {
+	if err := checkSelection(filter, activeChapters(Options{Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
+		switch {
+		case !exploreOn(f) && selectsExplore(filter):
 			err = fmt.Errorf("%v; --explore-histories 0 left the exploration chapter out", err)
+		case selectsFences(filter):
+			err = fmt.Errorf("%v; it selects rows of the fences, which 'conform fences' certifies", err)
 		}
 		return refuse(stderr, name, "%v", err)
 	}
@@ -276,7 +294,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...), WithFences(f.fences, *fencesDir)}
+	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...)}
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
@@ -394,8 +412,25 @@ func (c Command) runUsage(w io.Writer, name string, fs *flag.FlagSet) {
 	} else {
 		fmt.Fprintf(w, "usage: conform run [flags]\n\n")
 	}
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	printFlags(w, fs)
+}
+
+// movedToFences is the usage of a flag `conform run` refuses: it belongs
+// to `conform fences`. printFlags leaves such flags out.
+const movedToFences = "moved to 'conform fences'"
+
+// printFlags prints the flags of fs as PrintDefaults does, but for those
+// whose usage is movedToFences.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if fl.Usage != movedToFences {
+			shown.Var(fl.Value, fl.Name, fl.Usage)
+			shown.Lookup(fl.Name).DefValue = fl.DefValue
+		}
+	})
+	shown.SetOutput(w)
+	shown.PrintDefaults()
 }
 
 // rowFilter joins --rows and --label-filter into one label filter,
@@ -414,6 +449,9 @@ func rowFilter(rows, labels string) (string, error) {
 			continue
 		}
 		if !known[reports.RowID(r)] {
+			if cmd := commandOf(r); cmd != "" {
+				return "", fmt.Errorf("--rows: row %q is not this command's: 'conform %s' runs it (see 'conform list')", r, cmd)
+			}
 			return "", fmt.Errorf("--rows: unknown row %q (see 'conform list')", r)
 		}
 		parts = append(parts, "row:"+r)
@@ -544,25 +582,14 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conform list: takes no arguments but -v, got %q\n", args[0])
 		return ExitUsage
 	}
-	for _, ch := range chapters() {
-		fmt.Fprintf(stdout, "%s (label chapter:%s), rows in order:\n", ch.Title, ch.ID)
-		if ch.ID == explore.ID {
-			fmt.Fprintf(stdout, "  (%d histories of at most %d operations by default; --explore-histories N sets another budget, 0 leaves it out; 'conform explore' runs long campaigns)\n", DefaultExploreHistories, explore.MaxOps)
+	for _, cert := range certifiers() {
+		for _, ch := range cert.chapters() {
+			c.listChapter(stdout, cert.command, ch, verbose)
 		}
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		for _, r := range ch.Rows() {
-			if verbose {
-				fmt.Fprintf(stdout, "  row:%s  %s  [%s]\n      depends on: %s\n", r.ID, r.Name, obligationList(r.Obligations), r.DependsOnText())
-				continue
-			}
-			fmt.Fprintf(tw, "  row:%s\t%s\t%s\n", r.ID, r.Name, obligationList(r.Obligations))
-		}
-		tw.Flush()
-		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "obligations (label = ID):")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 1, ' ', 0)
-	for _, o := range catalogue(chapters()) {
+	for _, o := range catalogue(allChapters()) {
 		fmt.Fprintf(tw, "  %s\t%s\n", o.ID, o.Title)
 	}
 	tw.Flush()
@@ -572,6 +599,25 @@ func (c Command) cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nstores: %s\n", strings.Join(c.schemes(), ", "))
 	return 0
+}
+
+// listChapter prints chapter ch of command cmd and its rows, as `conform
+// list` shows them.
+func (c Command) listChapter(stdout io.Writer, cmd string, ch chapter.Chapter, verbose bool) {
+	fmt.Fprintf(stdout, "%s (label chapter:%s; certified by 'conform %s'), rows in order:\n", ch.Title, ch.ID, cmd)
+	if ch.ID == explore.ID {
+		fmt.Fprintf(stdout, "  (%d histories of at most %d operations by default; --explore-histories N sets another budget, 0 leaves it out; 'conform explore' runs long campaigns)\n", DefaultExploreHistories, explore.MaxOps)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	for _, r := range ch.Rows() {
+		if verbose {
+			fmt.Fprintf(stdout, "  row:%s  %s  [%s]\n      depends on: %s\n", r.ID, r.Name, obligationList(r.Obligations), r.DependsOnText())
+			continue
+		}
+		fmt.Fprintf(tw, "  row:%s\t%s\t%s\n", r.ID, r.Name, obligationList(r.Obligations))
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout)
 }
 
 // obligationList returns ids joined by spaces.

@@ -69,11 +69,13 @@ type Options struct {
 	// store's own commit latency: 20 times its 99th percentile so far, at
 	// least 1 s.)
 	Settle time.Duration
-	// Fences runs the admission chapter: "self" for conform's own fences
-	// (served by the running executable, which must call the helper's
-	// entry point first; the conform command does), or "exec:PROGRAM ARGS"
-	// for a helper of another implementation (docs/admission-helper-protocol.md;
-	// the arguments are split at spaces). Empty leaves the chapter out.
+	// Fences is the fence implementation that `conform fences` certifies
+	// over the admission chapter: "self" for conform's own fences (served
+	// by the running executable, which calls the helper's entry point
+	// first, as Command.Main does), or "exec:PROGRAM ARGS" for a helper of
+	// another implementation (docs/admission-helper-protocol.md; the
+	// arguments are split at spaces). A store's run (Run, Register,
+	// RunBinary) certifies no fences and refuses it set.
 	Fences string
 	// FencesDir is where the admission chapter makes its directories; it
 	// must host fences. Empty: the system's temporary directory.
@@ -276,13 +278,6 @@ func WithoutInStoreFaults() Option { return func(o *Options) { o.WithoutInStoreF
 // Options.KeepRealms).
 func WithKeepRealms() Option { return func(o *Options) { o.KeepRealms = true } }
 
-// WithFences runs the admission chapter over the helper fences names
-// (see Options.Fences), making its directories in dir ("" for the
-// system's temporary directory).
-func WithFences(fences, dir string) Option {
-	return func(o *Options) { o.Fences, o.FencesDir = fences, dir }
-}
-
 // fencesCommand parses Options.Fences: nil for "", an empty command for
 // "self", the program and its arguments for "exec:...".
 func fencesCommand(s string) ([]string, error) {
@@ -297,6 +292,26 @@ func fencesCommand(s string) ([]string, error) {
 		}
 	}
 	return nil, fmt.Errorf("fences %q: want self or exec:PROGRAM ARGS", s)
+}
+
+// checkFences refuses fences in a store's run, from opts or from repro
+// (CONFORM_REPRO), and a fences run without them: a store's run certifies
+// the store alone, and `conform fences` certifies fences.
+func checkFences(o Options, repro *Repro) error {
+	if repro != nil && repro.fenceRun() && !fenceRun() {
+		return fmt.Errorf("%s names a run of the fences (%s); run it with: conform reproduce '%s'", EnvRepro, repro.fencesName(), repro.String())
+	}
+	if !fenceRun() {
+		if o.Fences != "" || o.FencesDir != "" {
+			return fmt.Errorf("a store's run certifies no fences (fences %q): 'conform fences' certifies them", o.Fences)
+		}
+		return nil
+	}
+	if o.Fences == "" {
+		return fmt.Errorf("a fences run needs its fences: self or exec:PROGRAM ARGS")
+	}
+	_, err := fencesCommand(o.Fences)
+	return err
 }
 
 // WithSettle sets Options.Settle.
@@ -438,15 +453,12 @@ func resolveEnv(opts []Option, getenv func(string) string) (settings, error) {
 			s.LabelFilter, s.labelsFrom = "row:"+r.Row, EnvRepro
 		}
 		s.Failpoints, s.failpointsFrom = append([]string(nil), r.Failpoints...), EnvRepro
-		if r.Fences != "" {
-			s.Fences = r.Fences
-		}
 		if r.Hist != nil {
 			s.ExploreHist = hoststore.Ptr(*r.Hist)
 		}
 		s.ExploreHistory = r.History
 	}
-	if _, err := fencesCommand(s.Fences); err != nil {
+	if err := checkFences(s.Options, e.repro); err != nil {
 		return s, err
 	}
 	if err := checkBounds(s.RowTimeout, s.CallTimeout); err != nil {

@@ -21,8 +21,9 @@ type Repro struct {
 	Row        string
 	Failpoints []string
 	Store      string
-	// Fences is the admission chapter's helper (Options.Fences), when the
-	// run had one other than conform's own.
+	// Fences, when not empty, makes the repro a fences run's: the fence
+	// implementation `conform fences` certified (Options.Fences), "self"
+	// or "exec:PROGRAM ARGS". Such a repro names no store.
 	Fences string
 	// Hist, when not nil, names one history of the exploration chapter
 	// (hist=N): the run plays that history alone, of the run's seed.
@@ -39,7 +40,7 @@ const reproVersion = "v1"
 
 // String renders the repro token: `v1;seed=42;row=kill;fp=…;store=…;hist=N;history=h1…`, with
 // values query-escaped so that terms and URLs survive a shell's single
-// quotes.
+// quotes. A fences run's token carries fences=… in place of store=….
 func (r Repro) String() string {
 	parts := []string{reproVersion, "seed=" + strconv.FormatUint(r.Seed, 10)}
 	if r.Row != "" {
@@ -48,10 +49,10 @@ func (r Repro) String() string {
 	for _, fp := range r.Failpoints {
 		parts = append(parts, "fp="+url.QueryEscape(fp))
 	}
-	if r.Store != "" {
+	if r.Store != "" && r.Fences == "" {
 		parts = append(parts, "store="+url.QueryEscape(r.Store))
 	}
-	if r.Fences != "" && r.Fences != "self" {
+	if r.Fences != "" {
 		parts = append(parts, "fences="+url.QueryEscape(r.Fences))
 	}
 	if r.Hist != nil {
@@ -148,10 +149,30 @@ func checkReproText(key, val string) error {
 }
 
 // ReproLine is the line a failure ends with: the command that runs it again,
-// and the go test form.
+// and the go test form. A fences run's line has no go test form: its
+// chapter runs under `conform fences` alone.
 func ReproLine(r Repro) string {
 	tok := r.String()
+	if r.fenceRun() {
+		return fmt.Sprintf("conform reproduce '%s'", tok)
+	}
 	return fmt.Sprintf("conform reproduce '%s'   (under go test: CONFORM_REPRO='%s' go test ./...)", tok, tok)
+}
+
+// fenceRun reports whether r names a run of `conform fences`: it carries
+// fences=, or its row is one of the fences' chapters (a repro written
+// before the fences had their own command names conform's own fences so).
+func (r Repro) fenceRun() bool {
+	return r.Fences != "" || r.Row != "" && commandOf(r.Row) == "fences"
+}
+
+// fencesName returns the fence implementation r names: its fences, or
+// "self".
+func (r Repro) fencesName() string {
+	if r.Fences == "" {
+		return "self"
+	}
+	return r.Fences
 }
 
 func sortedCopy(ss []string) []string {

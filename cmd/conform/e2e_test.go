@@ -22,7 +22,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/conform-spi/conform/harness"
-	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
@@ -212,7 +211,8 @@ func TestListNamesRowsObligationsAndFailpoints(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for _, want := range []string{"row:stale-fence", "ob:5", "Fencing", "commit-locked", "wrap/commit-before-send", "reference:",
-		"Realm admission fences (label chapter:admission)", "row:adm-exclusive-shared", "row:adm-file-kinds", "adm:exclusion", "adm:permissions"} {
+		"Host store chapter (label chapter:host-store; certified by 'conform run')",
+		"Realm admission fences (label chapter:admission; certified by 'conform fences')", "row:adm-exclusive-shared", "row:adm-file-kinds", "adm:exclusion", "adm:permissions"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
 		}
@@ -1074,74 +1074,6 @@ func TestEmptySelectionExitsTwo(t *testing.T) {
 	}
 }
 
-// TestAdmissionChapter runs the admission chapter through the command: over
-// conform's own fences every row passes; over a helper with a planted bug,
-// driven through the helper protocol as any other implementation would be,
-// the rows that bug breaks fail under their obligation, in every report,
-// with a repro line that names the helper.
-func TestAdmissionChapter(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "reports")
-	r := conform(t, "run", "--label-filter", "chapter:admission", "--report-dir", dir)
-	if r.code != 0 {
-		t.Fatalf("own fences: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := harness.ReadReport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel := run.Selected()
-	if want := len(fences.Rows()); len(sel) != want || run.Verdict() != reports.VerdictConformant {
-		t.Fatalf("own fences: %d rows selected, verdict %s; want the %d admission rows, conformant", len(sel), run.Verdict(), want)
-	}
-	for _, row := range sel {
-		if row.Chapter != "admission" || !row.Certified() {
-			t.Errorf("row %s/%s: %s %v", row.Chapter, row.ID, row.Status, row.NotExercised)
-		}
-	}
-
-	// The broken helper: the command's own binary, its helper switched to
-	// a bug that takes shared locks where a guard needs an exclusive one.
-	helper := "exec:" + binary
-	r = conformEnv(t, []string{"CONFORM_FENCES_BUG=shared-guard"}, "run", "--label-filter", "chapter:admission", "--fences", helper, "--report-dir", dir)
-	if r.code != 1 || !strings.Contains(r.stdout, "NOT CONFORMANT") {
-		t.Fatalf("broken fences: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err = harness.ReadReport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed := map[reports.RowID]reports.ObligationID{}
-	for _, row := range run.Selected() {
-		if row.Status == reports.StatusFailed && len(row.Failures) > 0 {
-			failed[row.ID] = row.Failures[0].Obligation
-			if !strings.Contains(row.Repro, "row=adm-") || !strings.Contains(row.Repro, "fences=exec%3A") {
-				t.Errorf("row %s: repro %q does not name the row and the helper", row.ID, row.Repro)
-			}
-		}
-	}
-	for id, ob := range map[reports.RowID]reports.ObligationID{"adm-exclusive-shared": "adm:exclusion", "adm-exclusive-exclusive": "adm:exclusion", "adm-try": "adm:bound"} {
-		if failed[id] != ob {
-			t.Errorf("broken fences: row %s failed under %q, want %s (failed: %v)", id, failed[id], ob, failed)
-		}
-	}
-	if _, ok := failed["adm-mode"]; ok {
-		t.Errorf("broken fences: row adm-mode failed, which the bug does not break")
-	}
-	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	if !strings.Contains(string(md), "adm:exclusion") {
-		t.Error("report.md does not name adm:exclusion")
-	}
-
-	// A helper that is not there is refused as the chapter's finding, not a crash.
-	r = conform(t, "run", "--label-filter", "row:adm-try", "--fences", "exec:/nonexistent/helper", "--report-dir", dir)
-	if r.code != 1 || strings.Contains(r.stderr, "panic:") {
-		t.Errorf("missing helper: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	if r := conform(t, "run", "--fences", "exec:"); r.code != 2 || !strings.Contains(r.stderr, "exec:PROGRAM") {
-		t.Errorf("empty exec: exit %d, stderr %s", r.code, r.stderr)
-	}
-}
-
 // TestRunLeavesNoRealm: a run over the file stores removes every realm it
 // made, from the temporary directory and from a directory named to it,
 // unless --keep-realms.
@@ -1392,14 +1324,15 @@ func TestStuckCommitsStopTheRun(t *testing.T) {
 
 // stoppedAt checks a run that the store stopped in row at: every row
 // before it certified, and every row after it, in every chapter, not run
-// because the store became unavailable in that row (the admission
-// chapter, which needs no store, aside). It returns row at.
+// because the store became unavailable in that row. A store's run has no
+// admission row. It returns row at.
 func stoppedAt(t *testing.T, run *reports.Run, at reports.RowID) reports.Row {
 	t.Helper()
 	var stop *reports.Row
 	for _, row := range run.Selected() {
 		switch {
 		case row.Chapter == "admission":
+			t.Errorf("row %s: a store's run has a row of the fences", row.ID)
 		case row.ID == at:
 			stop = &row
 		case stop != nil && (row.Status != reports.StatusNotRun || !strings.Contains(strings.Join(row.NotExercised, " "), "the store became unavailable in row "+string(at))):
