@@ -223,7 +223,7 @@ func (p *proc) call(ctx context.Context, e Event, held func()) (Event, error) {
 // when set, runs once a commit is held at the site of its in-store crash;
 // the commit crashes when it returns (see inject).
 func (p *proc) start(ctx context.Context, e Event, held func()) func() (Event, error) {
-	pl := p.pl
+	pl, h := p.pl, p.h
 	var built *hoststore.CommitBatch
 	switch e.Op {
 	case OpOpen:
@@ -235,134 +235,124 @@ func (p *proc) start(ctx context.Context, e Event, held func()) func() (Event, e
 	case OpLapse:
 		pl.deadline.extend(pl.lease) // a store may lapse by waiting out its lease
 	}
-	notSent := func(text string) func() (Event, error) {
-		i := p.begin(e)
-		return func() (Event, error) {
-			return p.end(i, nil, func(e *Event) { e.NotSent, e.Text = true, text }), nil
-		}
+	// req makes the request, and returns what fills in its answer, which
+	// end runs with p.mu held.
+	var req func() (func(*Event), error)
+	notSent := func(text string) func() (func(*Event), error) {
+		return func() (func(*Event), error) { return func(e *Event) { e.NotSent, e.Text = true, text }, nil }
 	}
-	if p.h == nil && e.Op != OpOpen && e.Op != OpLapse && e.Op != OpKill {
-		return notSent("replay: the process has no handle")
-	}
-	h := p.h
+	undo := func() {}
 	switch e.Op {
 	case OpOpen:
-		i := p.begin(e)
-		return func() (Event, error) {
+		req = func() (func(*Event), error) {
 			s, err := pl.realm.Open(ctx)
-			ev := p.end(i, err, nil)
-			if err == nil && s != nil {
-				p.h = faults.Wrap(s)
-				p.mu.Lock()
-				p.all = append(p.all, p.h)
-				p.mu.Unlock()
-			}
-			return ev, err
+			return func(*Event) {
+				if err == nil && s != nil {
+					p.h = faults.Wrap(s)
+					p.all = append(p.all, p.h)
+				}
+			}, err
 		}
 	case OpKill:
-		i := p.begin(e)
-		return func() (Event, error) { return p.killed(i, h), nil }
-	case OpClose:
-		i := p.begin(e)
-		return func() (Event, error) {
-			var err error
-			if c, ok := h.Inner().(io.Closer); ok {
-				err = c.Close()
+		req = func() (func(*Event), error) {
+			if h != nil {
+				h.Kill()
 			}
-			return p.end(i, err, nil), err
+			return func(*Event) { p.h = nil }, nil
 		}
 	case OpLapse:
-		i := p.begin(e)
-		return func() (Event, error) {
-			err := pl.realm.LapseFenceLeases(ctx)
-			return p.end(i, err, nil), err
+		req = func() (func(*Event), error) { return nil, pl.realm.LapseFenceLeases(ctx) }
+	}
+	switch {
+	case req != nil:
+	case h == nil:
+		req = notSent("replay: the process has no handle")
+	case e.Op == OpClose:
+		req = func() (func(*Event), error) {
+			if c, ok := h.Inner().(io.Closer); ok {
+				return nil, c.Close()
+			}
+			return nil, nil
 		}
-	case OpAcquire:
+	case e.Op == OpAcquire:
 		mode := hoststore.Exclusive
 		if e.Mode == hoststore.Takeover.String() {
 			mode = hoststore.Takeover
 		}
-		i := p.begin(e)
-		return func() (Event, error) {
+		req = func() (func(*Event), error) {
 			g, err := h.AcquireFence(ctx, mode)
-			return p.end(i, err, func(o *Event) {
+			return func(o *Event) {
 				if err == nil {
 					o.Grant, p.tok = &g, g.Token
 				}
-			}), err
+			}, err
 		}
-	case OpRenew:
-		i := p.begin(e)
-		return func() (Event, error) {
-			err := h.RenewFence(ctx, e.Token)
-			return p.end(i, err, nil), err
-		}
-	case OpLoad:
-		i := p.begin(e)
-		return func() (Event, error) {
+	case e.Op == OpRenew:
+		req = func() (func(*Event), error) { return nil, h.RenewFence(ctx, e.Token) }
+	case e.Op == OpLoad:
+		req = func() (func(*Event), error) {
 			hd, err := h.LoadHead(ctx, *e.Scope)
 			if hd != nil {
 				hd.CommitID = pl.names.unsend(hd.CommitID)
 			}
-			return p.end(i, err, func(o *Event) { o.Head = hd }), err
+			return func(o *Event) { o.Head = hd }, err
 		}
-	case OpList:
-		i := p.begin(e)
-		return func() (Event, error) {
+	case e.Op == OpList:
+		req = func() (func(*Event), error) {
 			pg, err := h.ListHeads(ctx, e.Kind, e.After, e.Limit)
 			for k := range pg.Heads {
 				pg.Heads[k].Head.CommitID = pl.names.unsend(pg.Heads[k].Head.CommitID)
 			}
-			return p.end(i, err, func(o *Event) {
+			return func(o *Event) {
 				if err == nil {
 					o.Page = &pg
 				}
-			}), err
+			}, err
 		}
-	case OpRead:
-		i := p.begin(e)
-		return func() (Event, error) {
+	case e.Op == OpRead:
+		req = func() (func(*Event), error) {
 			rows, err := h.ReadRows(ctx, *e.Scope, e.From, e.Limit)
-			return p.end(i, err, func(o *Event) { o.Rows = rows }), err
+			return func(o *Event) { o.Rows = rows }, err
 		}
-	case OpCommit:
-		disarm := inject(ctx, h, e.Faults, built.CommitID(), held)
-		i := p.begin(e)
-		return func() (Event, error) {
-			defer disarm() // also when the store panicked
+	case e.Op == OpCommit:
+		undo = inject(ctx, h, e.Faults, built.CommitID(), held)
+		req = func() (func(*Event), error) {
 			err := h.Commit(ctx, built)
-			return p.end(i, err, func(o *Event) { recordCommitLoss(o, err, e.Faults) }), err
+			return func(o *Event) { recordCommitLoss(o, err, e.Faults) }, err
 		}
+	default:
+		req = notSent("replay: unknown operation " + string(e.Op))
 	}
-	return notSent("replay: unknown operation " + string(e.Op))
+	i := p.begin(e)
+	return func() (Event, error) {
+		defer undo() // also when the store panicked
+		fill, err := req()
+		ev := p.end(i, err, fill)
+		if e.Op == OpKill && h != nil {
+			p.waitAbandoned(i, h)
+		}
+		return ev, err
+	}
 }
 
-// killed ends handle h, recorded as event i, as a crash would, and waits
-// for what it abandoned in flight, within the player's bound, so that no
-// request outlives its run. A request still running after the per-call
-// bound for a commit is a hang.
-func (p *proc) killed(i int, h *faults.Store) Event {
+// waitAbandoned waits for what killed handle h, whose kill is event i,
+// abandoned in flight, within the player's bound, so that no request
+// outlives its run. A request still running after the per-call bound for
+// a commit is a hang.
+func (p *proc) waitAbandoned(i int, h *faults.Store) {
 	pl := p.pl
-	if h != nil {
-		h.Kill()
+	wait, bound := pl.abandon, time.Duration(0)
+	if cb := pl.cfg.CallBound; cb != nil {
+		bound = cb(OpCommit)
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(wait, bound)
+		defer cancel()
 	}
-	ev := p.end(i, nil, nil)
-	if h != nil {
-		wait, bound := pl.abandon, time.Duration(0)
-		if cb := pl.cfg.CallBound; cb != nil {
-			bound = cb(OpCommit)
-			var cancel context.CancelFunc
-			wait, cancel = context.WithTimeout(wait, bound)
-			defer cancel()
-		}
-		if err := h.WaitAbandoned(wait); err != nil && wait.Err() != nil && pl.ctx.Err() == nil {
-			// A request abandoned in flight still running after its bound:
-			// the store ignores the context of a call it cannot answer.
-			pl.hung(p, i, OpKill, bound, false)
-		}
+	if err := h.WaitAbandoned(wait); err != nil && wait.Err() != nil && pl.ctx.Err() == nil {
+		// A request abandoned in flight still running after its bound:
+		// the store ignores the context of a call it cannot answer.
+		pl.hung(p, i, OpKill, bound, false)
 	}
-	p.h = nil
-	return ev
 }
 
 // recordErr records err as e's answer: a kill of the process as Lost,
@@ -403,53 +393,44 @@ func recordCommitLoss(e *Event, err error, fs []Fault) {
 var wrapperPhases = map[string]faults.Phase{faults.BeforeSend.String(): faults.BeforeSend, faults.InFlight.String(): faults.InFlight,
 	faults.AfterAnswer.String(): faults.AfterAnswer}
 
-// inject sets up the faults fs of a commit sent as id on h, and returns
-// what undoes what is left of them. A crash at an in-store site with held
-// set holds the commit at its site, runs held, and crashes the commit
-// once held returned; without held, the commit crashes at the site.
+// inject sets up the faults fs of a commit sent as id on h, those that
+// replayable accepts, and returns what undoes what is left of them. A
+// crash at an in-store site with held set holds the commit at its site,
+// runs held, and crashes the commit once held returned; without held, the
+// commit crashes at the site.
 func inject(ctx context.Context, h *faults.Store, fs []Fault, id hoststore.CommitID, held func()) func() {
 	match := func(c *hoststore.CommitBatch) bool { return c.CommitID() == id }
 	var undo []func()
 	for _, f := range fs {
-		switch f.Layer {
-		case "wrapper":
-			ph, ok := wrapperPhases[f.Site]
-			if !ok {
-				continue
-			}
+		if !replayable(f) {
+			continue
+		}
+		if f.Layer == "wrapper" {
 			eff := faults.EffectKill
 			if f.Kind == "indeterminate" {
 				eff = faults.EffectIndeterminate
-				if ph == faults.InFlight {
-					continue
-				}
 			}
-			in := h.Inject(faults.Rule{Op: faults.OpCommit, Phase: ph, Effect: eff, Match: match})
+			in := h.Inject(faults.Rule{Op: faults.OpCommit, Phase: wrapperPhases[f.Site], Effect: eff, Match: match})
 			undo = append(undo, in.Remove)
-		case "instore":
-			site := instore.Site(f.Site)
-			if !slices.Contains(instore.Sites, site) {
-				continue
-			}
-			hold := faults.HoldAtPass(site, max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
-			switch {
-			case f.Kind == "crash" && held != nil:
-				stop, watched := make(chan struct{}), make(chan struct{})
-				go func() {
-					defer close(watched)
-					select {
-					case <-hold.Arrived():
-						held()
-					case <-stop:
-					}
-					hold.Crash()
-				}()
-				undo = append(undo, func() { close(stop); <-watched })
-			case f.Kind == "crash":
-				hold.Crash()
-			}
-			undo = append(undo, hold.Disarm)
+			continue
 		}
+		hold := faults.HoldAtPass(instore.Site(f.Site), max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
+		if held == nil {
+			hold.Crash()
+		} else {
+			stop, watched := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(watched)
+				select {
+				case <-hold.Arrived():
+					held()
+				case <-stop:
+				}
+				hold.Crash()
+			}()
+			undo = append(undo, func() { close(stop); <-watched })
+		}
+		undo = append(undo, hold.Disarm)
 	}
 	return func() {
 		for _, u := range undo {
