@@ -25,7 +25,7 @@ import (
 //     ids it was given).
 //   - The faults: a kill before the send, in flight or after the answer,
 //     an answer lost as Indeterminate, and a crash at an in-store site are
-//     injected into the same commit, as the driver injects them.
+//     injected into the same commit, as play injects them.
 //   - Real-time order: operations are called in their recorded call order,
 //     and an operation is called only once every operation that returned
 //     before it was called in the recording has returned. Operations that
