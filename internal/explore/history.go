@@ -7,13 +7,17 @@
 //
 //   - History and Event: what was sent to a store and what came back, on
 //     one logical clock, with the faults injected; JSON-serialisable, with
-//     a one-line-per-event text form for findings.
+//     a one-line-per-event text form for findings. An Event is also the
+//     one operation type: the generator draws it, a repro encodes and
+//     decodes it, the player runs it and the shrinker edits it.
 //   - Check: the judge. It checks a history for linearizability against
 //     the contract and names the obligation a failure breaks and the first
 //     operation no linearization explains.
-//   - Generate and Run: the generator and the driver. Run plays histories
+//   - Play and Run: the generator over the player. Run plays histories
 //     chosen from a seed against a realm, one goroutine per process, kills
 //     handles through the faults wrapper, and judges every history.
+//   - Replay and Shrink: the same player over a script. Replay plays a
+//     recorded or decoded history again; Shrink replays smaller copies.
 package explore
 
 import (
@@ -107,7 +111,7 @@ func (f Fault) String() string {
 type Event struct {
 	// ID is the event's index in History.Events.
 	ID int `json:"id"`
-	// Proc is the process (one goroutine of the driver) that sent it;
+	// Proc is the process (one goroutine of the player) that sent it;
 	// -1 for the realm's own operations (none so far).
 	Proc int `json:"proc"`
 	// Handle numbers the handle the process used, across the history:

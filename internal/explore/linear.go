@@ -94,7 +94,7 @@ var hashSeed = maphash.MakeSeed()
 
 // newJudge indexes h's batches and builds the operations to linearize. A
 // batch NewCommitBatch refuses is left out, and so are its sends: the
-// driver never sends one, and a hand-built history with one is malformed.
+// player never sends one, and a hand-built history with one is malformed.
 func newJudge(h *History) *judge {
 	j := &judge{h: h, batches: map[hoststore.CommitID]*batchInfo{}, names: map[hoststore.ScopeKind][]hoststore.ScopeName{},
 		owners: map[string]hoststore.CommitID{}, deletes: map[hoststore.ScopeRef]bool{}}
@@ -158,7 +158,7 @@ func (j *judge) addOps(e *Event) {
 	case e.Lost || !e.Returned():
 		// A read whose answer was lost observed nothing; an acquire, renew
 		// or lapse whose answer was lost may have acted, which the fence
-		// state cannot follow: the driver does not lose them.
+		// state cannot follow: the player does not lose them.
 		return
 	case e.Err != hoststore.ErrKindNone && !allowed(e.Op, e.Err):
 		return // a direct finding; it observed nothing the model knows
@@ -190,7 +190,7 @@ func (j *judge) addListOps(e *Event) {
 }
 
 // allowed reports whether a store may answer op with an error of kind k
-// (nil is always allowed). Context errors are not: the driver ends no
+// (nil is always allowed). Context errors are not: the player ends no
 // context while a history runs.
 func allowed(op Op, k hoststore.ErrorKind) bool {
 	switch k {
