@@ -285,3 +285,10 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// SetLocation records where the spec's failure was raised.
+func (s *Spec) SetLocation(loc string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.res.Location = loc
+}

@@ -59,7 +59,7 @@ type Tree struct {
 
 // NewTree returns an empty tree.
 func NewTree() *Tree {
-	r := &Container{Opts: Opts{Ordered: true}}
+	r := &Container{}
 	return &Tree{Root: r, cur: r}
 }
 
