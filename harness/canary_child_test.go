@@ -38,8 +38,8 @@ const referenceName = "reference"
 // TestCanaryChild runs the host store chapter (only: the label filter
 // leaves other chapters out) over the store envCanary names and
 // writes the reports to envCanaryDir. It runs only as a child process of
-// TestCanaries (Ginkgo runs one suite per process) and is skipped
-// otherwise. Failing rows make it fail, as harness.Run does for any store
+// TestCanaries, which keeps each canary in a process of its own, and is
+// skipped otherwise. Failing rows make it fail, as harness.Run does for any store
 // that is not conformant; the parent judges the report, not the exit code.
 func TestCanaryChild(t *testing.T) {
 	name := os.Getenv(envCanary)

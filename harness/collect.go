@@ -1,26 +1,21 @@
 package harness
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/conform-spi/conform/internal/chapter"
+	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
-// collect turns Ginkgo's report into the report model: one row per chapter
-// row, in chapter order, each aggregating its specs.
-func (s *suite) collect(r Report) *reports.Run {
+// collect turns the specs' results into the report model: one row per
+// chapter row, in chapter order, each aggregating its specs. filter is the
+// label filter the run selected with; interrupted says the run was.
+func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *reports.Run {
 	o := s.opts
 	start := s.start
-	if start.IsZero() {
-		start = r.StartTime
-	}
 	run := &reports.Run{
 		Schema:      reports.SchemaVersion,
 		Tool:        "conform",
@@ -30,24 +25,20 @@ func (s *suite) collect(r Report) *reports.Run {
 		Start:       start,
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
-		LabelFilter: r.SuiteConfig.LabelFilter,
+		LabelFilter: filter,
 		Obligations: catalogue(chapters()),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
 		Shard:                shardOf(o),
-		Explore:              exploration(r),
+		Explore:              exploration(specs),
+		Interrupted:          interrupted,
 	}
 	s.mu.Lock()
 	run.Warnings = append([]string(nil), s.warnings...)
 	s.mu.Unlock()
-	sel, err := selection(r.SuiteConfig.LabelFilter, activeChapters(o))
+	sel, err := selection(filter, activeChapters(o))
 	if err != nil {
-		sel = nil // Ginkgo ran with it, so it parses; select nothing rather than guess
-	}
-	for _, reason := range r.SpecialSuiteFailureReasons {
-		if strings.Contains(reason, "Interrupted") {
-			run.Interrupted = true
-		}
+		sel = nil // the run ran with it, so it parses; select nothing rather than guess
 	}
 	byRow := map[reports.RowID]bool{}
 	for _, ch := range chapters() {
@@ -66,20 +57,20 @@ func (s *suite) collect(r Report) *reports.Run {
 			})
 		}
 	}
-	agg := map[reports.RowID][]SpecReport{}
-	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType != types.NodeTypeIt {
-			if sr.State.Is(types.SpecStateFailureStates) {
-				// A chapter-level node failed (BeforeAll, a reporter): every row of it carries it.
+	agg := map[reports.RowID][]*spec.Result{}
+	for _, sr := range specs {
+		if sr.Node != "" {
+			if sr.State.Failure() {
+				// A node of no row failed (a BeforeSuite, a reporter): every row of its chapter carries it.
 				for _, row := range run.Rows {
-					if ch := chapterOf(sr.Labels()); ch == "" || ch == row.Chapter {
+					if ch := chapterOf(sr.Labels); ch == "" || ch == row.Chapter {
 						agg[row.ID] = append(agg[row.ID], sr)
 					}
 				}
 			}
 			continue
 		}
-		id := rowOf(sr.Labels())
+		id := rowOf(sr.Labels)
 		if byRow[id] {
 			agg[id] = append(agg[id], sr)
 		}
@@ -128,27 +119,24 @@ func rowOf(labels []string) reports.RowID {
 // (with why); passed if any passed (with the parts not exercised listed);
 // not exercised if specs ran but none could reach what it checks; else
 // not run.
-func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
+func aggregate(row *reports.Row, specs []*spec.Result, interrupted bool) {
 	var passed, failed, notEx bool
 	var notRun []string
 	inStore := 0
 	for _, sr := range specs {
-		row.Duration += sr.RunTime
+		row.Duration += sr.Duration
 		st := specStatus(sr)
-		text := sr.LeafNodeText
+		text := sr.Text
 		if text == "" {
-			text = sr.LeafNodeType.String()
+			text = sr.Node
 		}
-		for _, e := range sr.ReportEntries {
-			switch e.Name {
-			case chapter.EntryNotExercised, chapter.EntryNothingExercised:
-				row.NotExercised = append(row.NotExercised, text+": "+e.StringRepresentation())
-			case chapter.EntryInStoreGap:
-				inStore++
-			case chapter.EntryNotRun:
-				if why := e.StringRepresentation(); len(notRun) == 0 || notRun[len(notRun)-1] != why {
-					notRun = append(notRun, why)
-				}
+		for _, part := range sr.NotExercised {
+			row.NotExercised = append(row.NotExercised, text+": "+part)
+		}
+		inStore += sr.InStoreGaps
+		for _, why := range sr.NotRun {
+			if len(notRun) == 0 || notRun[len(notRun)-1] != why {
+				notRun = append(notRun, why)
 			}
 		}
 		switch st {
@@ -159,12 +147,12 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 		case reports.StatusFailed:
 			failed = true
 			row.Failures = append(row.Failures, failuresOf(sr, text)...)
-			if r := entry(sr, chapter.EntryRepro); r != "" {
-				row.Repro = r
+			if sr.Repro != "" {
+				row.Repro = sr.Repro
 			}
 		}
-		if sr.CapturedGinkgoWriterOutput != "" {
-			row.Output += textsafe.Clip(sr.CapturedGinkgoWriterOutput, 4096)
+		if sr.Output != "" {
+			row.Output += textsafe.Clip(sr.Output, 4096)
 		}
 	}
 	row.InStoreOnly = inStore > 0 && inStore == len(row.NotExercised)
@@ -189,56 +177,31 @@ func aggregate(row *reports.Row, specs []SpecReport, interrupted bool) {
 	}
 }
 
-// specStatus maps one spec's Ginkgo state onto the report's statuses.
-func specStatus(sr SpecReport) reports.Status {
+// specStatus maps one spec's state onto the report's statuses.
+func specStatus(sr *spec.Result) reports.Status {
 	switch {
-	case sr.State == types.SpecStatePassed:
+	case sr.State == spec.Passed:
 		return reports.StatusPassed
-	case sr.State == types.SpecStateInterrupted || sr.State == types.SpecStateAborted && sr.Failure.Message == "":
+	case sr.State == spec.Interrupted:
 		return reports.StatusNotRun
-	case sr.State.Is(types.SpecStateFailureStates):
+	case sr.State.Failure():
 		return reports.StatusFailed
-	case hasEntry(sr, chapter.EntryNothingExercised):
+	case sr.Nothing:
 		return reports.StatusNotExercised
 	}
 	return reports.StatusNotRun
 }
 
-func hasEntry(sr SpecReport, name string) bool {
-	for _, e := range sr.ReportEntries {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// entry returns the text of the spec's first report entry named name, or "".
-func entry(sr SpecReport, name string) string {
-	for _, e := range sr.ReportEntries {
-		if e.Name == name {
-			return e.StringRepresentation()
-		}
-	}
-	return ""
-}
-
 // failuresOf builds the report's failures from the spec: the structured
 // ones the row recorded (a spec records one, the exploration chapter's
 // one per failed history), or, for a failure the row did not describe (a
-// timeout, a panic in the harness), Ginkgo's own message.
-func failuresOf(sr SpecReport, text string) []reports.Failure {
+// timeout, a panic in the harness), the runner's own message.
+func failuresOf(sr *spec.Result, text string) []reports.Failure {
 	var out []reports.Failure
-	for _, e := range sr.ReportEntries {
-		if e.Name != chapter.EntryFailure {
-			continue
-		}
-		var f reports.Failure
-		if err := json.Unmarshal([]byte(e.StringRepresentation()), &f); err == nil {
-			f.Message = text + ": " + f.Message
-			f.Location = sr.Failure.Location.String()
-			out = append(out, f)
-		}
+	for _, f := range sr.Failures {
+		f.Message = text + ": " + f.Message
+		f.Location = sr.Location
+		out = append(out, f)
 	}
 	if len(out) > 0 {
 		return out
@@ -246,14 +209,14 @@ func failuresOf(sr SpecReport, text string) []reports.Failure {
 	return []reports.Failure{failureOf(sr, text)}
 }
 
-// failureOf builds the report's failure from Ginkgo's own message.
-func failureOf(sr SpecReport, text string) reports.Failure {
-	msg := sr.Failure.Message
-	if sr.State == types.SpecStateTimedout {
+// failureOf builds the report's failure from the runner's own message.
+func failureOf(sr *spec.Result, text string) reports.Failure {
+	msg := sr.Message
+	if sr.State == spec.TimedOut {
 		msg = "the spec exceeded its time bound: " + msg
 	}
-	if sr.State == types.SpecStatePanicked {
-		msg = "the spec panicked: " + msg + "\n" + sr.Failure.ForwardedPanic
+	if sr.State == spec.Panicked {
+		msg = "the spec panicked: " + msg + "\n" + sr.Panic
 	}
-	return reports.Failure{Message: text + ": " + msg, Obligation: chapter.ObErrors, Location: sr.Failure.Location.String()}
+	return reports.Failure{Message: text + ": " + msg, Obligation: chapter.ObErrors, Location: sr.Location}
 }

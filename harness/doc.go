@@ -42,9 +42,10 @@
 //
 // # Signals and output
 //
-// The command notes SIGINT and SIGTERM rather than dying of them: Ginkgo
-// stops the rows, the reports are written whole (RunBinary returns only
-// once a write that began has ended, even after a second signal), and the
+// The command notes SIGINT and SIGTERM rather than dying of them: the
+// first ends the context the rows run under, the reports are written
+// whole (RunBinary writes them before it returns, whatever signals
+// follow), and the
 // exit code is 1 with "interrupted" on stdout and stderr. A closed stdout
 // fails writes with EPIPE instead of killing the process by SIGPIPE, so
 // the reports are written and the exit code is the verdict's. Every line

@@ -22,7 +22,7 @@ func newRealm(context.Context) (hoststore.HostStoreFactory, error) {
 }
 
 // The examples that take a t are the body of a store's TestConform, the
-// one `go test` that certifies it (one harness.Run per test binary).
+// `go test` that certifies it. Each harness.Run is a run of its own.
 
 func ExampleRun() {
 	var t *testing.T // TestConform's t
@@ -33,8 +33,7 @@ func ExampleRun() {
 // report model and asks its verdict.
 func ExampleRun_verdict() {
 	var t *testing.T // TestConform's t
-	var run *reports.Run
-	harness.Run(t, newRealm, harness.WithStore("mystore"), harness.WithResult(&run))
+	run := harness.Run(t, newRealm, harness.WithStore("mystore"))
 	if run == nil {
 		t.Fatal("the run produced no report")
 	}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,30 +11,24 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/formatter"
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/internal/reportdir"
+	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
-// suite is the state of the one run a process holds: Ginkgo runs one suite
-// per process.
+// suite is the state of one run: its options, its start, the failpoints
+// it armed and the warnings it kept. Each run has its own.
 type suite struct {
 	opts  Options
 	start time.Time
 	armed []faults.Entry
 
 	mu       sync.Mutex
-	result   *reports.Run
-	err      error
 	warnings []string
-	gate     reportGate // RunBinary waits on a write that began
 }
 
 // warn keeps a warning for the run's report and summary.
@@ -43,73 +38,76 @@ func (s *suite) warn(msg string) {
 	s.warnings = append(s.warnings, msg)
 }
 
-// Register adds conform's chapters to the caller's own Ginkgo suite, for
-// newRealm, and a ReportAfterSuite that writes the reports. It returns
-// true, so a suite file can say `var _ = harness.Register(newRealm)`. The
-// run's settings come from opts under the CONFORM_* environment, which
-// ranks above them (see the package doc). Rows are selected by Ginkgo's
-// own flags (-ginkgo.label-filter) as usual: the suite is the caller's, so
-// a label filter from opts or CONFORM_* (or a repro's row) does not
-// select rows here.
-func Register(newRealm NewRealm, opts ...Option) bool {
-	o, err := resolve(opts)
-	if err != nil {
-		panic("conform: " + err.Error())
-	}
-	s := &suite{opts: o}
-	s.register(newRealm)
-	return true
-}
-
-func (s *suite) register(newRealm NewRealm) {
-	o := s.opts
-	cfg := chapterConfig(o, newRealm)
+// tree returns the run's tree of chapters over newRealm.
+func (s *suite) tree(newRealm NewRealm) *spec.Tree {
+	cfg := chapterConfig(s.opts, newRealm)
 	cfg.Warn = s.warn
-	BeforeSuite(func() {
-		s.start = time.Now()
-		if err := s.arm(); err != nil {
-			Fail("conform: " + err.Error())
-		}
-	})
-	chapter.RegisterAll(cfg, chapters())
-	if o.Progress != nil {
-		ReportAfterEach(func(r SpecReport) { progressLine(o.Progress, r) })
-	}
-	ReportAfterSuite("conform reports", func(r Report) {
-		if !s.gate.begin() {
-			return
-		}
-		defer s.gate.end()
-		s.disarm()
-		run := s.collect(r)
-		s.mu.Lock()
-		s.result = run
-		s.mu.Unlock()
-		if o.Result != nil {
-			*o.Result = run
-		}
-		var werr error
-		if o.ReportDir != "-" {
-			beforeReportWrite()
-			if werr = reports.WriteAll(o.ReportDir, run); werr != nil {
-				s.mu.Lock()
-				s.err = werr
-				s.mu.Unlock()
-			}
-		}
-		if o.Progress != nil {
-			summary(o.Progress, run, o.ReportDir, werr)
-		}
-		if werr != nil {
-			Fail("conform: writing the reports: " + werr.Error())
-		}
-		if v := run.Verdict(); !v.Passing() && v != reports.VerdictInterrupted {
-			Fail("conform: " + v.Label() + ":\n  " + strings.Join(run.Reasons(), "\n  "))
-		}
-	})
+	t := spec.NewTree()
+	chapter.RegisterAll(t, cfg, chapters())
+	return t
 }
 
-// arm arms the run's failpoints; a bad one fails the suite before any row.
+// execute runs the chapters over newRealm under ctx, with label filter f
+// and the run's bound timeout, and returns the specs' results. Ending ctx
+// interrupts the run. A failpoint that cannot be armed fails every row
+// before any runs, as a failed BeforeSuite did.
+func (s *suite) execute(ctx context.Context, newRealm NewRealm, f string, timeout time.Duration) *spec.Report {
+	s.start = time.Now()
+	t := s.tree(newRealm)
+	match, err := spec.ParseFilter(f)
+	if err != nil {
+		match = func([]string) bool { return false } // checkSelection refused it before
+	}
+	cfg := spec.Config{Filter: match, Timeout: timeout}
+	if o := s.opts; o.Progress != nil {
+		cfg.OnSpec = func(r *spec.Result) { progressLine(o.Progress, r) }
+	}
+	if err := s.arm(); err != nil {
+		s.disarm()
+		cfg.Filter = func([]string) bool { return false }
+		cfg.OnSpec = nil
+		rep := spec.Run(ctx, t, cfg)
+		rep.Specs = append(rep.Specs, &spec.Result{Node: "BeforeSuite", State: spec.Failed, Ran: true, Message: "conform: " + err.Error()})
+		return rep
+	}
+	defer s.disarm()
+	return spec.Run(ctx, t, cfg)
+}
+
+// finish builds the report model from the specs' results, writes the
+// reports and prints the summary. It returns the model, and the error of
+// a write that failed.
+func (s *suite) finish(rep *spec.Report, filter string, interrupted bool) (*reports.Run, error) {
+	o := s.opts
+	run := s.collect(rep.Specs, filter, interrupted)
+	if o.Result != nil {
+		*o.Result = run
+	}
+	var werr error
+	if o.ReportDir != "-" {
+		beforeReportWrite()
+		werr = reports.WriteAll(o.ReportDir, run)
+	}
+	if o.Progress != nil {
+		summary(o.Progress, run, o.ReportDir, werr)
+	}
+	return run, werr
+}
+
+// verdictFailure returns why a run with model run and write error werr
+// fails its test, or "" when it does not: a write that failed, or a
+// verdict that does not pass (but for an interrupted run).
+func verdictFailure(run *reports.Run, werr error) string {
+	if werr != nil {
+		return "conform: writing the reports: " + werr.Error()
+	}
+	if v := run.Verdict(); !v.Passing() && v != reports.VerdictInterrupted {
+		return "conform: " + v.Label() + ":\n  " + strings.Join(run.Reasons(), "\n  ")
+	}
+	return ""
+}
+
+// arm arms the run's failpoints; a bad one fails the run before any row.
 func (s *suite) arm() error {
 	for _, fp := range s.opts.Failpoints {
 		e, terms, err := faults.ParseFailpointFlag(fp)
@@ -131,67 +129,96 @@ func (s *suite) disarm() {
 	s.armed = nil
 }
 
-// Run runs every chapter over newRealm from a plain `go test` and writes
-// the reports. t fails unless the verdict passes (reports.Verdict): a row
-// failed, left something not exercised or did not run, or the selection
-// held no row. WithResult gives the run's report model. Call it once per test binary: Ginkgo runs
-// one suite per process. The CONFORM_* environment ranks above opts, and
-// t logs the effective settings first.
-func Run(t *testing.T, newRealm NewRealm, opts ...Option) {
+// testTimeout bounds a run under go test, as Ginkgo's default suite
+// timeout did; a run that reaches it ends as interrupted.
+const testTimeout = time.Hour
+
+// binaryTimeout bounds a run of the command: in effect, not at all.
+const binaryTimeout = 24 * time.Hour
+
+// Run runs every chapter over newRealm from a plain `go test`, writes the
+// reports and returns the run's report model. t fails unless the verdict
+// passes (reports.Verdict): a row failed, left something not exercised or
+// did not run, or the selection held no row. Run may be called any
+// number of times in one test binary; each run has its own state. The
+// CONFORM_* environment ranks above opts, and t logs the effective
+// settings first. Without WithProgress, t logs each spec's line.
+func Run(t *testing.T, newRealm NewRealm, opts ...Option) *reports.Run {
 	t.Helper()
-	st, err := resolveEnv(opts, os.Getenv)
-	if err != nil {
-		t.Fatalf("conform: %v", err)
-	}
-	o := st.Options
-	s := &suite{opts: o}
-	s.register(newRealm)
-	sc, rc := GinkgoConfiguration()
-	sc.LabelFilter = joinFilters(sc.LabelFilter, o.LabelFilter)
-	if err := checkSelection(sc.LabelFilter, activeChapters(o)); err != nil {
-		t.Fatalf("conform: %v", err)
-	}
-	t.Log(st.header())
-	RunSpecs(t, "conform", sc, rc)
+	return run(t, newRealm, opts...)
 }
 
-// failRecorder is the GinkgoTestingT of a run outside `go test`.
-type failRecorder struct{ failed bool }
+// run is Run for any testing.TB, so that a test can watch a run fail.
+func run(tb testing.TB, newRealm NewRealm, opts ...Option) *reports.Run {
+	tb.Helper()
+	st, err := resolveEnv(opts, os.Getenv)
+	if err != nil {
+		tb.Fatalf("conform: %v", err)
+		return nil
+	}
+	o := st.Options
+	if err := checkSelection(o.LabelFilter, activeChapters(o)); err != nil {
+		tb.Fatalf("conform: %v", err)
+		return nil
+	}
+	tb.Log(st.header())
+	s := &suite{opts: o}
+	rep := s.executeLogged(tb, newRealm)
+	res, werr := s.finish(rep, o.LabelFilter, rep.Interrupted)
+	if msg := verdictFailure(res, werr); msg != "" {
+		tb.Error(msg)
+	}
+	return res
+}
 
-func (f *failRecorder) Fail() { f.failed = true }
+// executeLogged is execute for a test: without WithProgress, tb logs
+// each spec's line instead.
+func (s *suite) executeLogged(tb testing.TB, newRealm NewRealm) *spec.Report {
+	if s.opts.Progress != nil {
+		return s.execute(context.Background(), newRealm, s.opts.LabelFilter, testTimeout)
+	}
+	s.opts.Progress = tbWriter{tb}
+	defer func() { s.opts.Progress = nil }()
+	return s.execute(context.Background(), newRealm, s.opts.LabelFilter, testTimeout)
+}
+
+// tbWriter writes each line to a test's log.
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
 
 // RunBinary runs every chapter over newRealm outside `go test`, as the
-// command does, with Ginkgo's own output silenced in favour of
-// Options.Progress. It reads no CONFORM_* variable: a command maps those
-// onto its flags itself (Command does). It returns the
-// report model; an error with a nil model when the run could not be made,
-// and with the model when the reports could not be written.
+// command does, with its lines on Options.Progress. It reads no CONFORM_*
+// variable: a command maps those onto its flags itself (Command does). A
+// SIGINT or SIGTERM the command's watch notes interrupts the run. It
+// returns the report model; an error with a nil model when the run could
+// not be made, and with the model when the reports could not be written.
 func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 	st, err := resolveEnv(opts, noEnv)
 	if err != nil {
 		return nil, err
 	}
 	o := st.Options
-	if o.Progress != nil {
-		formatter.ColorableStdOut = io.Discard
-	}
-	s := &suite{opts: o}
-	s.register(newRealm)
-	sc, rc := GinkgoConfiguration()
-	sc.LabelFilter = o.LabelFilter
-	sc.Timeout = 24 * time.Hour
-	rc.NoColor = true
-	if err := checkSelection(sc.LabelFilter, activeChapters(o)); err != nil {
+	if err := checkSelection(o.LabelFilter, activeChapters(o)); err != nil {
 		return nil, err
 	}
-	RunSpecs(&failRecorder{}, "conform", sc, rc)
-	s.gate.close()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.result == nil {
-		return nil, fmt.Errorf("the run ended without a report")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if ch := firstInterrupt(); ch != nil {
+		go func() {
+			select {
+			case <-ch:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 	}
-	return s.result, s.err
+	s := &suite{opts: o}
+	rep := s.execute(ctx, newRealm, o.LabelFilter, binaryTimeout)
+	return s.finish(rep, o.LabelFilter, rep.Interrupted)
 }
 
 func joinFilters(a, b string) string {
@@ -257,7 +284,7 @@ func selection(f string, chs []chapter.Chapter) (map[reports.RowID]bool, error) 
 	if f == "" {
 		return chapter.Selected(chs, nil), nil
 	}
-	match, err := types.ParseLabelFilter(f)
+	match, err := spec.ParseFilter(f)
 	if err != nil {
 		return nil, fmt.Errorf("label filter %q: %s", f, plain(err.Error()))
 	}
@@ -309,23 +336,24 @@ func plain(s string) string {
 	return strings.Join(strings.Fields(ansi.ReplaceAllString(s, "")), " ")
 }
 
-func progressLine(w io.Writer, r SpecReport) {
-	if r.LeafNodeType != types.NodeTypeIt {
+// progressLine writes a spec's line: its status, row, text and time, and
+// the first line of its failure. A spec the filter left out gets none.
+func progressLine(w io.Writer, r *spec.Result) {
+	if r.Node != "" {
 		return
 	}
 	st := specStatus(r)
-	if st == reports.StatusNotRun && !hasEntry(r, chapter.EntryNotRun) {
+	if st == reports.StatusNotRun && len(r.NotRun) == 0 {
 		return // filtered out: not worth a line
 	}
 	mark := map[reports.Status]string{reports.StatusPassed: "PASS", reports.StatusFailed: "FAIL", reports.StatusNotExercised: "N/E ", reports.StatusNotRun: "SKIP"}[st]
-	texts := r.ContainerHierarchyTexts
 	row := ""
-	if len(texts) > 0 {
-		row = texts[len(texts)-1]
+	if len(r.Path) > 0 {
+		row = r.Path[len(r.Path)-1]
 	}
-	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, textsafe.Line(row), textsafe.Line(shorten(r.LeafNodeText, 120)), r.RunTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s  %-32s %s (%s)\n", mark, textsafe.Line(row), textsafe.Line(shorten(r.Text, 120)), r.Duration.Round(time.Millisecond))
 	if st == reports.StatusFailed {
-		msg := r.Failure.Message
+		msg := r.Message
 		if i := strings.Index(msg, "\n"); i > 0 {
 			msg = msg[:i]
 		}

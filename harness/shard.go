@@ -1,16 +1,14 @@
 package harness
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -116,18 +114,12 @@ func shardOf(o Options) *reports.Shard {
 	return &s
 }
 
-// exploration returns the exploration chapter's record from r, nil when
-// the chapter did not run.
-func exploration(r Report) *reports.Exploration {
-	for _, sr := range r.SpecReports {
-		for _, e := range sr.ReportEntries {
-			if e.Name != explore.EntryExploration {
-				continue
-			}
-			var x reports.Exploration
-			if err := json.Unmarshal([]byte(e.StringRepresentation()), &x); err == nil {
-				return &x
-			}
+// exploration returns the exploration chapter's record from the specs'
+// results, nil when the chapter did not run.
+func exploration(specs []*spec.Result) *reports.Exploration {
+	for _, sr := range specs {
+		if sr.Exploration != nil {
+			return sr.Exploration
 		}
 	}
 	return nil

@@ -13,9 +13,9 @@ import (
 // signalWatch notes SIGINT and SIGTERM while the command runs, so that no
 // signal ends the process by default while the reports are being written,
 // and takes SIGPIPE, so that a closed stdout makes writes fail with EPIPE
-// instead of killing the process (see os/signal on SIGPIPE). Ginkgo gets
-// the same interrupts and stops the rows; the command reads count after
-// the run to say it was interrupted.
+// instead of killing the process (see os/signal on SIGPIPE). The first
+// interrupt ends the context RunBinary runs the rows under, which stops
+// them; the command reads count after the run to say it was interrupted.
 type signalWatch struct {
 	ch    chan os.Signal
 	done  chan struct{}
@@ -103,46 +103,6 @@ func (p *pipeSafe) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return n, err
-}
-
-// reportGate keeps RunBinary from returning while the reports are being
-// written. Ginkgo stops waiting for a reporting node at a second
-// interrupt; the process must not exit under the write all the same, nor
-// begin one after RunBinary gave up on it.
-type reportGate struct {
-	mu     sync.Mutex
-	shut   bool
-	active chan struct{} // closed when the write that began ends
-}
-
-// begin reports whether the reports may be written, and if so marks the
-// write begun; end must follow.
-func (g *reportGate) begin() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.shut {
-		return false
-	}
-	g.active = make(chan struct{})
-	return true
-}
-
-// end marks the write ended.
-func (g *reportGate) end() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	close(g.active)
-}
-
-// close lets no write begin and waits for one that began to end.
-func (g *reportGate) close() {
-	g.mu.Lock()
-	g.shut = true
-	a := g.active
-	g.mu.Unlock()
-	if a != nil {
-		<-a
-	}
 }
 
 // beforeReportWrite runs just before the reports are written. A build

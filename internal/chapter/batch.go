@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reports"
@@ -76,16 +76,16 @@ func UpFrom(s hoststore.ScopeRef, prev *hoststore.ScopeVersion, opts ...UpOpt) h
 // Batch builds a batch with a fresh commit id and p's token. A batch the
 // SPI refuses is a bug of the row, reported as such.
 func (e *Env) Batch(p *Proc, tag string, ups ...hoststore.ScopeUpdate) *hoststore.CommitBatch {
-	GinkgoHelper()
+	spec.Helper()
 	return e.BatchWith(e.newID(tag), p.Token, ups...)
 }
 
 // BatchWith builds a batch with an explicit id and token.
 func (e *Env) BatchWith(id hoststore.CommitID, token hoststore.FenceToken, ups ...hoststore.ScopeUpdate) *hoststore.CommitBatch {
-	GinkgoHelper()
+	spec.Helper()
 	b, err := hoststore.NewCommitBatch(id, token, ups)
 	if err != nil {
-		Fail("harness bug: the row built a malformed batch: " + err.Error())
+		spec.Fail("harness bug: the row built a malformed batch: " + err.Error())
 	}
 	return b
 }
@@ -96,9 +96,9 @@ func (e *Env) BatchWith(id hoststore.CommitID, token hoststore.FenceToken, ups .
 // unknown outcome; anything else fails the spec under ob. The model
 // applies the batch once it landed.
 func (e *Env) Commit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, ob reports.ObligationID) {
-	GinkgoHelper()
+	spec.Helper()
 	if err := e.Model.Check(b); err != nil {
-		Fail(fmt.Sprintf("harness bug: the row committed a batch the model refuses (%v): %s", err, BatchText(b)))
+		spec.Fail(fmt.Sprintf("harness bug: the row committed a batch the model refuses (%v): %s", err, BatchText(b)))
 	}
 	const tries = 4
 	var err error
@@ -127,9 +127,9 @@ func (e *Env) Commit(ctx context.Context, p *Proc, b *hoststore.CommitBatch, ob 
 
 // Landed applies a batch that landed to the model.
 func (e *Env) Landed(b *hoststore.CommitBatch) {
-	GinkgoHelper()
+	spec.Helper()
 	if err := e.Model.Apply(b); err != nil {
-		Fail(fmt.Sprintf("harness bug: the model refused a batch that landed (%v): %s", err, BatchText(b)))
+		spec.Fail(fmt.Sprintf("harness bug: the model refused a batch that landed (%v): %s", err, BatchText(b)))
 	}
 }
 

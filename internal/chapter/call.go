@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/faults"
@@ -275,7 +275,7 @@ func (e *Env) probeCommit(ctx context.Context, p *Proc) (string, error) {
 // stays its failure (a breach of the error contract on its own). It
 // returns what the failure should add ("" for nothing).
 func (e *Env) outage() string {
-	GinkgoHelper()
+	spec.Helper()
 	e.mu.Lock()
 	trouble, hung, op := e.trouble, e.troubleH, e.troubleOp
 	e.trouble = ""
@@ -292,7 +292,6 @@ func (e *Env) outage() string {
 	if hung {
 		return "; " + down + ", so the rows after it are not run"
 	}
-	AddReportEntry(EntryNotRun, down, ReportEntryVisibilityNever)
-	Skip("not run: " + down)
+	e.Spec().NotRun(down)
 	return ""
 }

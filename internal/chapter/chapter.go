@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/reports"
 )
@@ -27,12 +27,13 @@ type Row struct {
 }
 
 // Specs is what a row's Specs function gets: the Env of the run (valid
-// once the specs run) and the decorators every spec carries.
+// once the specs run) and the decorations every spec carries.
 type Specs struct {
+	tree   *spec.Tree
 	row    *Row
 	env    func() *Env
 	timing *Timing // the run's: why the store became unavailable
-	spec   []any
+	spec   spec.Opts
 	record *[][]string // set: It records the spec's labels and registers nothing
 }
 
@@ -50,7 +51,7 @@ func (s *Specs) down() string {
 // each store call by its per-call bound, and the whole spec, as a last
 // resort against a harness that stops, by LastResort.
 func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ctx context.Context, e *Env)) {
-	labels := make(Labels, 0, len(obligations))
+	labels := make([]string, 0, len(obligations))
 	for _, o := range obligations {
 		labels = append(labels, string(o))
 	}
@@ -58,45 +59,44 @@ func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ct
 		*s.record = append(*s.record, labels)
 		return
 	}
-	args := append([]any{labels}, s.spec...)
+	o := s.spec
+	o.Labels = labels
 	id := s.row.ID
-	args = append(args, func(ctx SpecContext) {
+	s.tree.It(text, o, func(ctx context.Context) {
+		sp := spec.From(ctx)
 		if why := s.down(); why != "" {
-			AddReportEntry(EntryNotRun, why, ReportEntryVisibilityNever)
-			Skip("not run: " + why)
+			sp.NotRun(why)
 		}
 		e := s.env()
 		if e == nil {
-			Fail("the realm could not be opened; see the chapter's first failure")
+			spec.Fail("the realm could not be opened; see the chapter's first failure")
 		}
-		e.beginSpec(id, CurrentSpecReport().FullText())
+		e.beginSpec(id, sp)
 		e.probeHealth()
 		if why := e.timing.Down(); why != "" {
-			AddReportEntry(EntryNotRun, why, ReportEntryVisibilityNever)
-			Skip("not run: " + why)
+			sp.NotRun(why)
 		}
 		bound := e.Cfg.RowBound()
 		sctx, spent := e.specClock(ctx, bound)
 		defer spent()
 		body(sctx, e)
 		if spent() {
-			Fail(fmt.Sprintf("the spec spent more than its bound of %s of the harness's own time (time in which none of its store calls was in flight)", bound))
+			spec.Fail(fmt.Sprintf("the spec spent more than its bound of %s of the harness's own time (time in which none of its store calls was in flight)", bound))
 		}
 	})
-	It(text, args...)
 }
 
 // Chapter is one chapter: its ID (label "chapter:ID"), its title, and its
 // rows in order (required: the harness lists and reports a chapter by its
-// rows). Register registers its specs for a config; nil means RegisterRows
-// over the chapter's rows and one host-store realm. A chapter that needs no
-// realm, or another kind of one, sets its own and builds its container with
-// Decorators.
+// rows). Register registers its specs into a run's tree for a config; nil
+// means RegisterRows over the chapter's rows and one host-store realm. A
+// chapter that needs no realm, or another kind of one, sets its own and
+// builds its container with Decorators.
 type Chapter struct {
 	ID       reports.ChapterID
 	Title    string
 	Rows     func() []*Row
-	Register func(cfg Config) bool
+	Register func(t *spec.Tree, cfg Config)
 	// Runs reports whether a run with cfg includes the chapter; nil means
 	// always. A chapter a run leaves out is listed, but none of its rows is
 	// selected.
@@ -117,79 +117,68 @@ func Active(cfg Config, chapters []Chapter) []Chapter {
 	return out
 }
 
-// register registers c for cfg.
-func (c Chapter) register(cfg Config) bool {
+// register registers c into t for cfg.
+func (c Chapter) register(t *spec.Tree, cfg Config) {
 	if c.Register != nil {
-		return c.Register(cfg)
+		c.Register(t, cfg)
+		return
 	}
-	return RegisterRows(cfg, c.ID, c.Title, c.Rows())
+	RegisterRows(t, cfg, c.ID, c.Title, c.Rows())
 }
 
-// RegisterAll registers the chapters for cfg, in the order given, but for
-// those a run with cfg leaves out (Chapter.Runs); each gets a realm of its
-// own. They sit in one container, so that Ginkgo,
-// which shuffles top-level containers, runs them in that order. It
-// returns true.
-func RegisterAll(cfg Config, chapters []Chapter) bool {
-	Describe("conform", Ordered, ContinueOnFailure, func() {
-		nested = true
-		defer func() { nested = false }()
+// RegisterAll registers the chapters into t for cfg, in the order given,
+// but for those a run with cfg leaves out (Chapter.Runs); each gets a
+// realm of its own. They sit in one ordered container that goes on after
+// a failure, so that they run in that order, also under Ginkgo, which
+// shuffles top-level containers.
+func RegisterAll(t *spec.Tree, cfg Config, chapters []Chapter) {
+	t.Describe("conform", spec.Opts{Ordered: true, ContinueOnFailure: true}, func() {
 		for _, c := range Active(cfg, chapters) {
-			c.register(cfg)
+			c.register(t, cfg)
 		}
 	})
-	return true
 }
 
-// nested is true while RegisterAll registers the chapters inside its own
-// Ordered container, which alone may carry ContinueOnFailure (Ginkgo's rule
-// for nested Ordered containers).
-var nested bool
-
-// Decorators returns the decorators of a chapter's own container: Ordered,
-// the label "chapter:ID", and ContinueOnFailure unless RegisterAll's
-// container already carries it. A chapter with its own Register uses them.
-func Decorators(id reports.ChapterID) []any {
-	d := []any{Ordered, Label(id.Label())}
-	if !nested {
-		d = append(d, ContinueOnFailure)
-	}
-	return d
+// Decorators returns the decorations of a chapter's own container in t:
+// ordered, the label "chapter:ID", and ContinueOnFailure unless an
+// ordered container around it already carries it (Ginkgo's rule for
+// nested ordered containers). A chapter with its own Register uses them.
+func Decorators(t *spec.Tree, id reports.ChapterID) spec.Opts {
+	return spec.Opts{Ordered: true, Labels: []string{id.Label()}, ContinueOnFailure: !t.Nested()}
 }
 
-// RegisterRows registers a chapter made of rows: one Ordered container
-// over one realm, made fresh by cfg.NewRealm when the chapter starts. The
-// rows run in order and go on after a failure (ContinueOnFailure); each can
-// be selected by its label "row:ID", and by "ob:N" for an obligation it
-// checks. It returns true, so that it can be called as `var _ = ...`.
-func RegisterRows(cfg Config, id reports.ChapterID, title string, rows []*Row) bool {
+// RegisterRows registers a chapter made of rows into t: one ordered
+// container over one realm, made fresh by cfg.NewRealm when the chapter
+// starts. The rows run in order and go on after a failure; each can be
+// selected by its label "row:ID", and by "ob:N" for an obligation it
+// checks.
+func RegisterRows(t *spec.Tree, cfg Config, id reports.ChapterID, title string, rows []*Row) {
 	var env *Env
-	Describe(title, append(Decorators(id), func() {
-		BeforeAll(func(ctx SpecContext) {
+	t.Describe(title, Decorators(t, id), func() {
+		t.BeforeAll(spec.Opts{Timeout: cfg.RowBound()}, func(ctx context.Context) {
 			if cfg.Timing != nil && cfg.Timing.Down() != "" {
 				return // every spec is not run
 			}
 			e, err := newEnv(ctx, cfg)
 			if err != nil {
-				Fail("the chapter could not start: " + err.Error())
+				spec.Fail("the chapter could not start: " + err.Error())
 			}
 			env = e
-		}, NodeTimeout(cfg.RowBound()))
-		AfterAll(func() {
+		})
+		t.AfterAll(func() {
 			if env != nil {
 				env.close()
 			}
 		})
 		for _, row := range rows {
-			Describe(row.Name, Label(row.ID.Label()), func() {
-				row.Specs(&Specs{row: row, env: func() *Env { return env }, timing: cfg.Timing, spec: []any{SpecTimeout(LastResort(cfg))}})
+			t.Describe(row.Name, spec.Opts{Labels: []string{row.ID.Label()}}, func() {
+				row.Specs(&Specs{tree: t, row: row, env: func() *Env { return env }, timing: cfg.Timing, spec: spec.Opts{Timeout: LastResort(cfg)}})
 			})
 		}
-	})...)
-	return true
+	})
 }
 
-// LastResort is how long a spec may take in all before Ginkgo abandons it:
+// LastResort is how long a spec may take in all before the runner abandons it:
 // an hour, or sixty row timeouts when that is longer. The harness's own
 // time (RowTimeout) and every store call (CallTimeout) have bounds of
 // their own far below it; it only stops a harness that stopped itself.
@@ -198,7 +187,7 @@ func LastResort(cfg Config) time.Duration {
 }
 
 // SpecLabels returns the labels each spec of row carries in chapter ch, as
-// Ginkgo sees them (the chapter's, the row's and the spec's own), without
+// the runner sees them (the chapter's, the row's and the spec's own), without
 // registering anything.
 func SpecLabels(ch reports.ChapterID, row *Row) [][]string {
 	var own [][]string

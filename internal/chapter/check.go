@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/textsafe"
@@ -20,7 +20,7 @@ const ReadPage = 64
 // visible row with its index) with the model, byte for byte. ob names the
 // obligation a difference breaks.
 func (e *Env) CheckScope(ctx context.Context, p *Proc, s hoststore.ScopeRef, ob reports.ObligationID) {
-	GinkgoHelper()
+	spec.Helper()
 	want := e.Model.Head(s)
 	got, err := p.Load(ctx, s)
 	if err != nil {
@@ -62,7 +62,7 @@ func (e *Env) CheckScope(ctx context.Context, p *Proc, s hoststore.ScopeRef, ob 
 // without an error must be the truth: the model's head, its rows, and a
 // listing that names s with that head.
 func (e *Env) CheckReadsUnder(ctx, callCtx context.Context, p *Proc, s hoststore.ScopeRef) {
-	GinkgoHelper()
+	spec.Helper()
 	answered := func(op string, err error) bool {
 		switch k := hoststore.KindOf(err); {
 		case err == nil:
@@ -106,7 +106,7 @@ func FirstName(pg hoststore.HeadPage) string {
 // read_rows: rows in index order from `from`, at most limit, ending early
 // only at the scope's end.
 func (e *Env) readAll(ctx context.Context, p *Proc, s hoststore.ScopeRef, start, end hoststore.RowIndex, ob reports.ObligationID) []hoststore.Row {
-	GinkgoHelper()
+	spec.Helper()
 	var out []hoststore.Row
 	from := start
 	for i := 0; ; i++ {
@@ -209,7 +209,7 @@ func RowsText(rows []hoststore.Row) string {
 
 // CheckScopes checks each scope with CheckScope.
 func (e *Env) CheckScopes(ctx context.Context, p *Proc, ob reports.ObligationID, scopes ...hoststore.ScopeRef) {
-	GinkgoHelper()
+	spec.Helper()
 	for _, s := range scopes {
 		e.CheckScope(ctx, p, s, ob)
 	}
@@ -226,7 +226,7 @@ func (e *Env) CheckScopes(ctx context.Context, p *Proc, ob reports.ObligationID,
 // (docs/host-store-contract.md#edges, "ListHeads Next when nothing
 // follows").
 func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) []hoststore.NamedHead {
-	GinkgoHelper()
+	spec.Helper()
 	var out []hoststore.NamedHead
 	bound := len(e.Model.Names(kind)) + 16
 	for pages := 0; ; pages++ {
@@ -270,7 +270,7 @@ func (e *Env) listAll(ctx context.Context, p *Proc, kind hoststore.ScopeKind, af
 // name prefix) with the model. Rows other than the listing row use it, so
 // that what an earlier failed row left behind fails that row, not this one.
 func (e *Env) CheckOwnListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, limit int) {
-	GinkgoHelper()
+	spec.Helper()
 	e.checkListing(ctx, p, kind, nil, limit, string(e.rowID)+"/")
 }
 
@@ -279,12 +279,12 @@ func (e *Env) CheckOwnListing(ctx context.Context, p *Proc, kind hoststore.Scope
 // kind, and the running row's scopes above the cursor are exactly the
 // model's, once each, in byte order, with their heads.
 func (e *Env) CheckOwnListingFrom(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int) {
-	GinkgoHelper()
+	spec.Helper()
 	e.checkListing(ctx, p, kind, after, limit, string(e.rowID)+"/")
 }
 
 func (e *Env) checkListing(ctx context.Context, p *Proc, kind hoststore.ScopeKind, after *hoststore.ScopeName, limit int, prefix string) {
-	GinkgoHelper()
+	spec.Helper()
 	all := e.listAll(ctx, p, kind, after, limit)
 	var got []hoststore.NamedHead
 	for _, h := range all {
@@ -343,7 +343,7 @@ func diffListing(want, got []hoststore.NamedHead) string {
 // carries b's commit id (for a delete: the scope is gone). It returns the
 // scopes that show it and those that do not.
 func (e *Env) Shows(ctx context.Context, p *Proc, b *hoststore.CommitBatch) (shows, hides []hoststore.ScopeRef) {
-	GinkgoHelper()
+	spec.Helper()
 	for _, u := range b.Updates() {
 		h, err := p.Load(ctx, u.Scope)
 		if err != nil {
@@ -367,7 +367,7 @@ func (e *Env) Shows(ctx context.Context, p *Proc, b *hoststore.CommitBatch) (sho
 // itself: anything else means an acknowledged batch was lost, or something
 // nobody committed shows.
 func (e *Env) CheckBefore(ctx context.Context, p *Proc, b *hoststore.CommitBatch) {
-	GinkgoHelper()
+	spec.Helper()
 	for _, u := range b.Updates() {
 		got, err := p.Load(ctx, u.Scope)
 		if err != nil {
@@ -388,7 +388,7 @@ func (e *Env) CheckBefore(ctx context.Context, p *Proc, b *hoststore.CommitBatch
 // scopes and not in others breaks all-or-nothing and fails the spec. A
 // batch that landed is applied to the model.
 func (e *Env) Settle(ctx context.Context, p *Proc, b *hoststore.CommitBatch) bool {
-	GinkgoHelper()
+	spec.Helper()
 	e.CheckBefore(ctx, p, b)
 	shows, hides := e.Shows(ctx, p, b)
 	if len(shows) > 0 && len(hides) > 0 {

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -172,6 +172,7 @@ type Env struct {
 	writer *Proc
 	trail  []string
 	rowID  reports.RowID
+	sp     *spec.Spec // the running spec
 	ids    int
 	rng    *rand.Rand
 
@@ -223,9 +224,11 @@ func (c Config) timing() *Timing {
 }
 
 // beginSpec resets the per-spec state: the trail and the random source.
-func (e *Env) beginSpec(rowID reports.RowID, text string) {
+func (e *Env) beginSpec(rowID reports.RowID, sp *spec.Spec) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.sp = sp
+	text := sp.FullText()
 	e.trail = e.trail[:0]
 	e.trailFull = false
 	e.breaches = nil
@@ -234,6 +237,13 @@ func (e *Env) beginSpec(rowID reports.RowID, text string) {
 	h := fnv.New64a()
 	h.Write([]byte(text))
 	e.rng = rand.New(rand.NewPCG(e.Cfg.Seed, h.Sum64()))
+}
+
+// Spec returns the running spec's handle.
+func (e *Env) Spec() *spec.Spec {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sp
 }
 
 // Tracef adds a line to the current spec's trail.
@@ -293,7 +303,7 @@ func (e *Env) Open(ctx context.Context) (*Proc, error) {
 
 // MustOpen opens a process or fails the spec.
 func (e *Env) MustOpen(ctx context.Context) *Proc {
-	GinkgoHelper()
+	spec.Helper()
 	p, err := e.Open(ctx)
 	if err != nil {
 		e.Fail(ObOperations, "opening a new process failed", "a new handle over the realm", ErrText(err))
@@ -305,7 +315,7 @@ func (e *Env) MustOpen(ctx context.Context) *Proc {
 // may do so by waiting: the call is a hang only once it took the lease its
 // handles declare (FenceTiming) plus the per-call bound.
 func (e *Env) Lapse(ctx context.Context) {
-	GinkgoHelper()
+	spec.Helper()
 	lease := e.declaredLease(ctx)
 	cb, rule := e.timing.CallBound("LapseFenceLeases")
 	bound := lease + cb
@@ -360,7 +370,7 @@ func (e *Env) declaredLease(ctx context.Context) time.Duration {
 // the leases are lapsed and it acquires again). So one row's breach does
 // not leave the next rows with a writer that cannot commit.
 func (e *Env) Writer(ctx context.Context) *Proc {
-	GinkgoHelper()
+	spec.Helper()
 	e.mu.Lock()
 	w := e.writer
 	e.mu.Unlock()
@@ -376,7 +386,7 @@ func (e *Env) Writer(ctx context.Context) *Proc {
 // NewWriter starts a new process that takes the fence the way the writer does, and
 // makes it the current writer.
 func (e *Env) NewWriter(ctx context.Context) *Proc {
-	GinkgoHelper()
+	spec.Helper()
 	p := e.MustOpen(ctx)
 	_, err := p.Acquire(ctx, hoststore.Exclusive)
 	if hoststore.KindOf(err) == hoststore.ErrKindHeld {

@@ -1,42 +1,21 @@
 package chapter
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
-)
-
-// Report entry names through which the rows tell the harness what Ginkgo's
-// own report cannot carry.
-const (
-	// EntryFailure carries a reports.Failure as JSON.
-	EntryFailure = "conform/failure"
-	// EntryNotExercised carries one part of a row that could not be reached, with why.
-	EntryNotExercised = "conform/not-exercised"
-	// EntryNothingExercised marks a spec that could reach none of what it checks.
-	EntryNothingExercised = "conform/nothing-exercised"
-	// EntryInStoreGap marks a part not exercised (EntryNotExercised or
-	// EntryNothingExercised, with the same text) because the store never
-	// reached an in-store site. A store's author may declare that gap.
-	EntryInStoreGap = "conform/instore-gap"
-	// EntryNotRun marks a spec that did not run because the realm could not serve it.
-	EntryNotRun = "conform/not-run"
-	// EntryRepro carries the repro line of a failed spec, when it names
-	// more than the row (the exploration chapter's history).
-	EntryRepro = "conform/repro"
 )
 
 // Fail fails the running spec for a breach of obligation ob: what broke,
 // what the reference expected and what the store showed. The failure also
 // carries the spec's trail and the row's repro string.
 func (e *Env) Fail(ob reports.ObligationID, message, expected, got string) {
-	GinkgoHelper()
+	spec.Helper()
 	e.FailDiff(ob, message, expected, got, "")
 }
 
@@ -46,7 +25,7 @@ func (e *Env) Fail(ob reports.ObligationID, message, expected, got string) {
 // store is probed first (outage): a store that became unavailable makes
 // the spec not run instead, unless a hang came first.
 func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff string) {
-	GinkgoHelper()
+	spec.Helper()
 	down := e.outage()
 	f := reports.Failure{
 		Message:    message,
@@ -61,15 +40,13 @@ func (e *Env) FailDiff(ob reports.ObligationID, message, expected, got, diff str
 		f.Message = fmt.Sprintf("the store broke the error contract (%s in %s: %s); then: %s", br.Kind, br.Op, textsafe.Clip(br.Detail, 500), message)
 	}
 	f.Message += down
-	if b, err := json.Marshal(f); err == nil {
-		AddReportEntry(EntryFailure, string(b), ReportEntryVisibilityNever)
-	}
-	Fail(e.failureText(f))
+	e.Spec().AddFailure(f)
+	spec.Fail(e.failureText(f))
 }
 
 // Failf is Fail without a separate expected/got.
 func (e *Env) Failf(ob reports.ObligationID, format string, args ...any) {
-	GinkgoHelper()
+	spec.Helper()
 	e.FailDiff(ob, fmt.Sprintf(format, args...), "", "", "")
 }
 
@@ -124,28 +101,27 @@ func writeBlock(w io.Writer, name, text string) {
 // and why. The row goes on with what it can check.
 func (e *Env) NotExercised(part, why string) {
 	e.Tracef("not exercised: %s (%s)", part, why)
-	AddReportEntry(EntryNotExercised, part+": "+why, ReportEntryVisibilityNever)
+	e.Spec().NotExercised(part + ": " + why)
 }
 
 // NotExercisedInStore is NotExercised for a part that needs an in-store
 // site the store never reached.
 func (e *Env) NotExercisedInStore(part, why string) {
-	AddReportEntry(EntryInStoreGap, part+": "+why, ReportEntryVisibilityNever)
+	e.Spec().InStoreGap()
 	e.NotExercised(part, why)
 }
 
 // NothingExercisedInStore is NothingExercised for a spec that needs an
 // in-store site the store never reached.
 func (e *Env) NothingExercisedInStore(why string) {
-	GinkgoHelper()
-	AddReportEntry(EntryInStoreGap, why, ReportEntryVisibilityNever)
+	spec.Helper()
+	e.Spec().InStoreGap()
 	e.NothingExercised(why)
 }
 
 // NothingExercised ends the running spec as not exercised: it could reach
 // none of what it checks. It never counts as passed.
 func (e *Env) NothingExercised(why string) {
-	GinkgoHelper()
-	AddReportEntry(EntryNothingExercised, why, ReportEntryVisibilityNever)
-	Skip("not exercised: " + why)
+	spec.Helper()
+	e.Spec().NothingExercised(why)
 }

@@ -3,7 +3,7 @@ package chapter
 import (
 	"context"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -14,7 +14,7 @@ import (
 // from its commit path, by committing a probe batch with a hold at site
 // that is released before it arrives. The answer is kept for the run.
 func (e *Env) ProbeInStore(ctx context.Context, site instore.Site) bool {
-	GinkgoHelper()
+	spec.Helper()
 	e.mu.Lock()
 	if e.probed {
 		ok := e.inStore[site]

@@ -37,7 +37,6 @@ package explore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -46,7 +45,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -133,26 +132,24 @@ func Rows() []*chapter.Row {
 }
 
 // register registers the chapter's spec for cfg.
-func register(cfg chapter.Config) bool {
+func register(t *spec.Tree, cfg chapter.Config) {
 	row := Rows()[0]
-	labels := Labels{row.ID.Label()}
+	labels := []string{row.ID.Label()}
 	for _, o := range row.Obligations {
 		labels = append(labels, string(o))
 	}
-	Describe(Title, append(chapter.Decorators(ID), func() {
-		Describe(row.Name, func() {
-			It(specText, labels, func(ctx SpecContext) {
+	t.Describe(Title, chapter.Decorators(t, ID), func() {
+		t.Describe(row.Name, spec.Opts{}, func() {
+			t.It(specText, spec.Opts{Labels: labels}, func(ctx context.Context) {
 				if cfg.Timing != nil {
 					if why := cfg.Timing.Down(); why != "" {
-						AddReportEntry(chapter.EntryNotRun, why, ReportEntryVisibilityNever)
-						Skip("not run: " + why)
+						spec.From(ctx).NotRun(why)
 					}
 				}
 				explore(ctx, cfg)
 			})
 		})
-	})...)
-	return true
+	})
 }
 
 // Outcome is what a run of the chapter found: what ran, what it reached,
@@ -416,13 +413,14 @@ func explore(ctx context.Context, cfg chapter.Config) {
 		replayExact(ctx, cfg)
 		return
 	}
+	sp := spec.From(ctx)
 	out, err := Play(ctx, cfg)
-	GinkgoWriter.Print(Summary(out))
-	addExploration(cfg, out)
+	fmt.Fprint(sp.Writer(), Summary(out))
+	sp.SetExploration(Exploration(cfg, out))
 	if err != nil && len(out.Failed) == 0 {
 		f := reports.Failure{Obligation: chapter.ObErrors, Message: "exploration stopped: " + err.Error()}
-		addFailure(f)
-		Fail(f.Message)
+		sp.AddFailure(f)
+		spec.Fail(f.Message)
 	}
 	if len(out.Failed) > 0 {
 		shown := Simplest(out.Failed)
@@ -449,30 +447,30 @@ func explore(ctx context.Context, cfg chapter.Config) {
 				f := failureFor(cfg, out, small)
 				f.Trail = FailureOf(small, r).Trail
 				f.Message = fmt.Sprintf("history %d shrunk from %d to %d operations: %s", hf.Index, len(hf.History.Events), len(small.History.Events), f.Message)
-				addFailure(f)
+				sp.AddFailure(f)
 				break
 			}
 		}
 		if repro != "" {
-			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
+			sp.SetRepro(repro)
 		}
 		for _, hf := range shown[:min(len(shown), maxFailures)] {
-			addFailure(failureFor(cfg, out, hf))
+			sp.AddFailure(failureFor(cfg, out, hf))
 		}
 		text := failText(out, shown[0], repro)
 		if note != "" {
 			text += "  " + note + "\n"
 		}
-		Fail(text)
+		spec.Fail(text)
 	}
 	if out.Stopped {
-		return // the run was interrupted: Ginkgo reports the spec so
+		return // the run was interrupted: the runner reports the spec so
 	}
 	for _, why := range NotReached(out) {
 		if why.InStore {
-			AddReportEntry(chapter.EntryInStoreGap, why.Part+": "+why.Why, ReportEntryVisibilityNever)
+			sp.InStoreGap()
 		}
-		AddReportEntry(chapter.EntryNotExercised, why.Part+": "+why.Why, ReportEntryVisibilityNever)
+		sp.NotExercised(why.Part + ": " + why.Why)
 	}
 }
 
@@ -542,10 +540,11 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 	if cfg.Explore.Only != nil {
 		idx = *cfg.Explore.Only
 	}
+	sp := spec.From(ctx)
 	fail := func(msg string) {
 		f := reports.Failure{Obligation: chapter.ObErrors, Message: msg}
-		addFailure(f)
-		Fail(msg)
+		sp.AddFailure(f)
+		spec.Fail(msg)
 	}
 	h, err := xp.DecodeRepro(cfg.Explore.History)
 	if err != nil {
@@ -572,7 +571,7 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 			fmt.Fprintf(&sb, "  %s\n", f)
 		}
 	}
-	GinkgoWriter.Print(sb.String())
+	fmt.Fprint(sp.Writer(), sb.String())
 	repro := ""
 	if cfg.Explore.ReproHistory != nil {
 		repro = cfg.Explore.ReproHistory(idx, cfg.Explore.History)
@@ -583,12 +582,12 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 			continue
 		}
 		if !failed && repro != "" {
-			AddReportEntry(chapter.EntryRepro, repro, ReportEntryVisibilityNever)
+			sp.SetRepro(repro)
 		}
 		failed = true
 		f := FailureOf(xp.HistoryFinding{Index: idx, Seed: h.Seed, Findings: v.Findings, History: t.Runs[i]}, repro)
 		f.Message = fmt.Sprintf("replay %d of 2: %s", i+1, f.Message)
-		addFailure(f)
+		sp.AddFailure(f)
 	}
 	if failed {
 		first := t.Verdicts[0]
@@ -604,15 +603,9 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 		if repro != "" {
 			msg += "  repro: " + repro + "\n"
 		}
-		Fail(msg)
+		spec.Fail(msg)
 	}
-	AddReportEntry(chapter.EntryNotExercised, "coverage: a replay plays one shrunk history (twice here) and judges no coverage; run the chapter whole to certify", ReportEntryVisibilityNever)
-}
-
-func addFailure(f reports.Failure) {
-	if b, err := json.Marshal(f); err == nil {
-		AddReportEntry(chapter.EntryFailure, string(b), ReportEntryVisibilityNever)
-	}
+	sp.NotExercised("coverage: a replay plays one shrunk history (twice here) and judges no coverage; run the chapter whole to certify")
 }
 
 // Gap is one part of the row not exercised, with why; InStore marks a

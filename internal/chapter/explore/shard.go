@@ -1,21 +1,14 @@
 package explore
 
 import (
-	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
-
-	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/conform-spi/conform/internal/chapter"
 	xp "github.com/conform-spi/conform/internal/explore"
 	"github.com/conform-spi/conform/reports"
 )
-
-// EntryExploration carries the row's reports.Exploration as JSON: what
-// the chapter played and reached, for the report (and a merge of shards).
-const EntryExploration = "conform/exploration"
 
 // planned is one history the chapter plays: its index and seed, and, for
 // a replay from a ledger, the ledger's entry.
@@ -151,13 +144,6 @@ func Exploration(cfg chapter.Config, out Outcome) *reports.Exploration {
 		x.Failed = append(x.Failed, reports.LedgerEntry{Index: hf.Index, Seed: hf.Seed, Obligation: hf.Findings[0].Obligation, Repro: reproOf(cfg, out, hf)})
 	}
 	return x
-}
-
-// addExploration records the row's exploration for the report.
-func addExploration(cfg chapter.Config, out Outcome) {
-	if b, err := json.Marshal(Exploration(cfg, out)); err == nil {
-		AddReportEntry(EntryExploration, string(b), ReportEntryVisibilityNever)
-	}
 }
 
 // CoverageOf returns the coverage counts of a report's exploration as the

@@ -12,15 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/conform-spi/conform/internal/chapter/fences"
+	"github.com/conform-spi/conform/internal/spec"
 )
 
-// rowResult is what a child's Ginkgo report says of one row.
+// rowResult is what a child's results say of one row.
 type rowResult struct {
-	state        types.SpecState
-	obligations  []string // of its conform/failure entries, in order
+	state        spec.State
+	obligations  []string // of its recorded failures, in order
 	notExercised []string
 }
 
@@ -143,17 +142,17 @@ func checkChild(t *testing.T, c childCase) {
 		ob, mustFail := c.fail[row.ID]
 		skipped := slices.Contains(c.notExercised, row.ID)
 		switch {
-		case mustFail && res.state != types.SpecStateFailed:
+		case mustFail && res.state != spec.Failed:
 			t.Errorf("row %s: %v, want failed for %s", row.ID, res.state, ob)
 		case mustFail && (len(res.obligations) == 0 || res.obligations[0] != ob):
 			t.Errorf("row %s failed naming %v, want %s first", row.ID, res.obligations, ob)
 		case mustFail && !slices.Contains(row.Obligations, ob):
 			t.Errorf("row %s failed for %s, which it does not list in %v", row.ID, ob, row.Obligations)
-		case skipped && (res.state != types.SpecStateSkipped || len(res.notExercised) != 1):
+		case skipped && (res.state != spec.Skipped || len(res.notExercised) != 1):
 			t.Errorf("row %s: %v, not exercised %v; want skipped with one nothing-exercised entry", row.ID, res.state, res.notExercised)
 		case skipped && !strings.Contains(res.notExercised[0], "unsupported"):
 			t.Errorf("row %s: not exercised for %q, want the helper's unsupported answer", row.ID, res.notExercised[0])
-		case !mustFail && !skipped && res.state != types.SpecStatePassed:
+		case !mustFail && !skipped && res.state != spec.Passed:
 			t.Errorf("row %s: %v (failures %v, not exercised %v), want passed", row.ID, res.state, res.obligations, res.notExercised)
 		}
 	}
@@ -168,63 +167,47 @@ func checkChild(t *testing.T, c childCase) {
 // its rows' results by row ID.
 func runChild(t *testing.T, c childCase) map[string]rowResult {
 	t.Helper()
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChapter$", "-test.count=1",
-		"-ginkgo.json-report="+report, "-ginkgo.no-color")
-	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported, envChildCommand+"="+c.command)
+	report := filepath.Join(t.TempDir(), "results.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChapter$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envChild+"="+c.impl, envChildUnsupported+"="+c.unsupported, envChildCommand+"="+c.command, envChildResults+"="+report)
 	out, err := cmd.CombinedOutput()
 	if failing := len(c.fail) > 0; (err != nil) != failing {
 		t.Fatalf("the child for %s ended with %v; output:\n%s", c.name, err, out)
 	}
 	data, err := os.ReadFile(report)
 	if err != nil {
-		t.Fatalf("the child for %s wrote no report (%v); output:\n%s", c.name, err, out)
+		t.Fatalf("the child for %s wrote no results (%v); output:\n%s", c.name, err, out)
 	}
-	var reports []types.Report
-	if err := json.Unmarshal(data, &reports); err != nil {
+	var specs []*spec.Result
+	if err := json.Unmarshal(data, &specs); err != nil {
 		t.Fatal(err)
 	}
 	results := map[string]rowResult{}
-	for _, r := range reports {
-		for _, s := range r.SpecReports {
-			if s.LeafNodeType != types.NodeTypeIt {
-				continue
-			}
-			labels := s.Labels()
-			if !slices.Contains(labels, fences.ID.Label()) {
-				t.Errorf("spec %q lacks the label %s", s.FullText(), fences.ID.Label())
-			}
-			var id string
-			for _, l := range labels {
-				if strings.HasPrefix(l, fences.RowLabelPrefix) {
-					id = strings.TrimPrefix(l, fences.RowLabelPrefix)
-				}
-			}
-			res := rowResult{state: s.State}
-			for _, e := range s.ReportEntries {
-				v, _ := e.GetRawValue().(string)
-				switch e.Name {
-				case fences.EntryFailure:
-					var f struct {
-						Message    string `json:"message"`
-						Obligation string `json:"obligation"`
-					}
-					if err := json.Unmarshal([]byte(v), &f); err != nil {
-						t.Errorf("row %s: failure entry %q: %v", id, v, err)
-					}
-					if !strings.HasPrefix(s.Failure.Message, "["+f.Obligation+"] ") {
-						t.Errorf("row %s: failure message %q does not start with [%s]", id, s.Failure.Message, f.Obligation)
-					}
-					res.obligations = append(res.obligations, f.Obligation)
-				case fences.EntryNothingExercised:
-					res.notExercised = append(res.notExercised, v)
-				}
-			}
-			if _, dup := results[id]; dup {
-				t.Errorf("row %s: two specs", id)
-			}
-			results[id] = res
+	for _, s := range specs {
+		labels := s.Labels
+		if !slices.Contains(labels, fences.ID.Label()) {
+			t.Errorf("spec %q lacks the label %s", s.FullText(), fences.ID.Label())
 		}
+		var id string
+		for _, l := range labels {
+			if strings.HasPrefix(l, fences.RowLabelPrefix) {
+				id = strings.TrimPrefix(l, fences.RowLabelPrefix)
+			}
+		}
+		res := rowResult{state: s.State}
+		for _, f := range s.Failures {
+			if !strings.HasPrefix(s.Message, "["+string(f.Obligation)+"] ") {
+				t.Errorf("row %s: failure message %q does not start with [%s]", id, s.Message, f.Obligation)
+			}
+			res.obligations = append(res.obligations, string(f.Obligation))
+		}
+		if s.Nothing {
+			res.notExercised = append(res.notExercised, s.NotExercised...)
+		}
+		if _, dup := results[id]; dup {
+			t.Errorf("row %s: two specs", id)
+		}
+		results[id] = res
 	}
 	var ids []string
 	for id := range results {

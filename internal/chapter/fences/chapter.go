@@ -1,5 +1,5 @@
 // Package fences is the conformance chapter of realm admission fences
-// (label chapter:admission): Ginkgo rows that certify an implementation of
+// (label chapter:admission): rows that certify an implementation of
 // admission fences across real processes. Each participant is a helper
 // process, any program that speaks the helper protocol of
 // docs/admission-helper-protocol.md over its stdin and stdout; by default
@@ -10,7 +10,7 @@
 // The catalogue of obligations is Obligations, the rows are Rows. Every
 // row's spec carries the labels "row:adm-<row>" and "ob:<obligation>", and
 // every failure a row reports names the obligation it breaks, in its
-// message ("[adm:order] ...") and in a report entry (EntryFailure).
+// message ("[adm:order] ...") and in the failure it records on its spec.
 //
 // The chapter runs on Linux. Rows that need an unprivileged participant
 // (run as nobody, uid and gid 65534) or a mount namespace need root; run
@@ -67,18 +67,5 @@ const FencesBugEnv = "CONFORM_FENCES_BUG"
 // helper answers "unsupported", as a helper that does not offer them would.
 // Empty: it offers every command.
 const UnsupportedEnv = "CONFORM_ADMISSION_UNSUPPORTED"
-
-// Report entry names through which rows tell a harness what Ginkgo's own
-// report cannot carry.
-const (
-	// EntryFailure carries one failure as JSON: message, obligation,
-	// expected, got and trail.
-	EntryFailure = "conform/failure"
-	// EntryNothingExercised marks a row that stopped, skipped, before it
-	// could check what it checks (no root, a command the helper does not
-	// support, not Linux), and carries why. Such a row is not exercised:
-	// neither passed nor failed.
-	EntryNothingExercised = "conform/nothing-exercised"
-)
 
 func defaultTempDir() string { return os.TempDir() }

@@ -1,7 +1,7 @@
 package fences
 
 import (
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/reports"
@@ -52,18 +52,17 @@ func harnessRows() []*chapter.Row {
 
 // register registers the chapter's rows for cfg inside the harness's
 // container.
-func register(cfg chapter.Config) bool {
+func register(t *spec.Tree, cfg chapter.Config) {
 	c := Config{Command: cfg.Fences, TempDir: cfg.FencesDir, RowTimeout: cfg.RowBound()}
 	if cfg.Repro != nil {
 		c.Repro = func(id string) string { return cfg.Repro(reports.RowID(rowPrefix + id)) }
 	}
 	c = c.WithDefaults()
-	Describe(Title, append(chapter.Decorators(ID), func() {
+	t.Describe(Title, chapter.Decorators(t, ID), func() {
 		for _, row := range Rows() {
-			row.Register(&c)
+			row.Register(t, &c)
 		}
-	})...)
-	return true
+	})
 }
 
 // catalogue returns the chapter's obligations in the report's types.

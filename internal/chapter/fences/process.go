@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 )
 
 // nobody is the unprivileged participant: uid and gid 65534 (nobody,
@@ -59,7 +59,7 @@ type procOpts struct {
 // start starts a helper, waits for its "ready" line, checks its protocol
 // version, and kills it when the row ends.
 func (r *rowRun) start(name string, o procOpts) *proc {
-	GinkgoHelper()
+	spec.Helper()
 	argv := r.command()
 	if o.nobody {
 		if dir := r.dir(); !othersReach(dir) {
@@ -90,15 +90,15 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	r.setup(p.cmd.Start(), "start helper %s (%s)", name, strings.Join(argv, " "))
 	go p.read(stdout)
 	go p.wait()
-	DeferCleanup(p.kill)
+	r.sp.Defer(p.kill)
 	r.note("%s: start %s", name, strings.Join(argv, " "))
 	line, ok := p.next()
 	if !ok {
-		Fail(fmt.Sprintf("[helper] helper %s gave no ready line: %s", name, line))
+		spec.Fail(fmt.Sprintf("[helper] helper %s gave no ready line: %s", name, line))
 	}
 	pid, err := parseReady(line)
 	if err != nil {
-		Fail(fmt.Sprintf("[helper] helper %s: %v", name, err))
+		spec.Fail(fmt.Sprintf("[helper] helper %s: %v", name, err))
 	}
 	p.pid = pid
 	return p
@@ -124,7 +124,7 @@ func parseReady(line string) (int, error) {
 
 // command returns the helper's program and arguments, in a fresh slice.
 func (r *rowRun) command() []string {
-	GinkgoHelper()
+	spec.Helper()
 	if len(r.c.Command) > 0 {
 		return append([]string(nil), r.c.Command...)
 	}
@@ -178,7 +178,7 @@ func (p *proc) next() (line string, ok bool) {
 // comes, and ending it as not exercised when the helper does not support
 // the command.
 func (p *proc) answer(ob, cmd string) string {
-	GinkgoHelper()
+	spec.Helper()
 	line, ok := p.next()
 	if !ok {
 		p.r.fail(ob, fmt.Sprintf("helper %s, %q: %s", p.name, cmd, line), "an answer", "none")
@@ -192,7 +192,7 @@ func (p *proc) answer(ob, cmd string) string {
 // do sends a command and returns the helper's answer; ob is the obligation
 // a missing answer breaks.
 func (p *proc) do(ob, cmd string) string {
-	GinkgoHelper()
+	spec.Helper()
 	if err := p.send(cmd); err != nil {
 		p.r.fail(ob, fmt.Sprintf("send %q to helper %s: %v; its stderr: %s", cmd, p.name, err, p.stderr.String()), "", "")
 	}
@@ -201,14 +201,14 @@ func (p *proc) do(ob, cmd string) string {
 
 // expect sends a command and asserts its answer, for obligation ob.
 func (p *proc) expect(ob, cmd, want, why string) {
-	GinkgoHelper()
+	spec.Helper()
 	got := p.do(ob, cmd)
 	p.r.check(ob, got == want, fmt.Sprintf("%s: helper %s, %q", why, p.name, cmd), want, got)
 }
 
 // expectNext asserts the helper's next line, without sending anything.
 func (p *proc) expectNext(ob, want, why string) {
-	GinkgoHelper()
+	spec.Helper()
 	got := p.answer(ob, "(the answer after)")
 	p.r.check(ob, got == want, fmt.Sprintf("%s: helper %s", why, p.name), want, got)
 }
@@ -216,9 +216,9 @@ func (p *proc) expectNext(ob, want, why string) {
 // kill ends the helper with SIGKILL and reaps it; a helper that already
 // ended is only reaped.
 func (p *proc) kill() {
-	GinkgoHelper()
+	spec.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		Fail(fmt.Sprintf("[setup] kill helper %s: %v", p.name, err))
+		spec.Fail(fmt.Sprintf("[setup] kill helper %s: %v", p.name, err))
 	}
 	<-p.exited
 	p.r.note("%s: killed (%v)", p.name, p.waitErr)
@@ -228,7 +228,7 @@ func (p *proc) kill() {
 // when nobody cannot reach it where it is (a test binary's build directory
 // is usually private to its owner).
 func (r *rowRun) reachableByNobody(program string) string {
-	GinkgoHelper()
+	spec.Helper()
 	path, err := exec.LookPath(program)
 	r.setup(err, "find the helper %s", program)
 	path, err = filepath.Abs(path)

@@ -1,9 +1,10 @@
 package fences
 
 import (
+	"context"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 )
 
 // RowSpec is one row of the chapter as data: a stable ID, its name and the
@@ -35,14 +36,22 @@ func (s RowSpec) Labels() []string {
 	return labels
 }
 
-// Register adds the row's spec (one Ginkgo It, labelled with Labels and
-// bounded by cfg.RowTimeout) to the running suite. Call it inside a
-// container labelled ID.Label(), with a cfg that went through
-// WithDefaults.
-func (s RowSpec) Register(cfg *Config) {
-	It(s.Name, Label(s.Labels()...), func(ctx SpecContext) {
+// Register adds the row's spec (one spec, labelled with Labels and
+// bounded by cfg.RowTimeout) to t. Call it inside a container labelled
+// ID.Label(), with a cfg that went through WithDefaults.
+func (s RowSpec) Register(t *spec.Tree, cfg *Config) {
+	t.It(s.Name, spec.Opts{Labels: s.Labels(), Timeout: cfg.RowTimeout}, func(ctx context.Context) {
 		s.body(newRowRun(cfg, ctx, s))
-	}, SpecTimeout(cfg.RowTimeout))
+	})
+}
+
+// specOf returns the spec ctx runs, or a handle that records into nothing
+// outside a run.
+func specOf(ctx context.Context) *spec.Spec {
+	if sp := spec.From(ctx); sp != nil {
+		return sp
+	}
+	return spec.NewSpec(&spec.Result{})
 }
 
 // Rows returns the chapter's rows in the order the chapter runs and reports
@@ -78,14 +87,13 @@ func Rows() []RowSpec {
 	return rows
 }
 
-// Register adds the chapter's rows to the running Ginkgo suite, under one
-// container labelled ID.Label(). Call it from a Ginkgo tree construction
-// (before RunSpecs); it must not be called twice in one suite.
-func Register(cfg Config) {
+// Register adds the chapter's rows to t, under one container labelled
+// ID.Label().
+func Register(t *spec.Tree, cfg Config) {
 	c := cfg.WithDefaults()
-	Describe("Realm admission fences", Label(ID.Label()), func() {
+	t.Describe("Realm admission fences", spec.Opts{Labels: []string{ID.Label()}}, func() {
 		for _, row := range Rows() {
-			row.Register(&c)
+			row.Register(t, &c)
 		}
 	})
 }

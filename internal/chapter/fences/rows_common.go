@@ -5,7 +5,7 @@ package fences
 import (
 	"os"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -26,15 +26,15 @@ func unavailable(c admission.Cause) string {
 // (mode 0755, also for nobody), on a filesystem that must host fences, and
 // removes it when the row ends.
 func (r *rowRun) dir() string {
-	GinkgoHelper()
+	spec.Helper()
 	d, err := os.MkdirTemp(r.c.TempDir, "admission-chapter-*")
 	r.setup(err, "make a row directory")
-	DeferCleanup(os.RemoveAll, d)
+	r.sp.DeferErr(func() error { return os.RemoveAll(d) })
 	r.setup(os.Chmod(d, 0o755), "chmod the row directory")
 	fsys, err := admission.StatFilesystem(d)
 	r.setup(err, "statfs the row directory")
 	if !fsys.HostsFences {
-		Fail("[setup] the chapter's TempDir " + r.c.TempDir + " must host fences; it is on " + fsys.String())
+		spec.Fail("[setup] the chapter's TempDir " + r.c.TempDir + " must host fences; it is on " + fsys.String())
 	}
 	return d
 }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 	"golang.org/x/sys/unix"
 
 	"github.com/conform-spi/conform/admission"
@@ -156,7 +156,7 @@ func rowDenied(r *rowRun) {
 // groupDir makes a row directory of group admGroup with the given mode,
 // setgid or not.
 func (r *rowRun) groupDir(setgid bool, mode os.FileMode) string {
-	GinkgoHelper()
+	spec.Helper()
 	d := r.dir()
 	r.setup(os.Chown(d, 0, admGroup), "chown the directory")
 	if setgid {
@@ -169,7 +169,7 @@ func (r *rowRun) groupDir(setgid bool, mode os.FileMode) string {
 // lstat stats the fence a helper said it created; a missing file breaks
 // ob, the rule the row checks of the file.
 func (r *rowRun) lstat(ob, path string) syscall.Stat_t {
-	GinkgoHelper()
+	spec.Helper()
 	var st syscall.Stat_t
 	err := syscall.Lstat(path, &st)
 	r.check(ob, err == nil, "lstat the fence "+path, "a fence file", err)

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -18,7 +18,7 @@ func rowComposed(r *rowRun) {
 	fsys, err := admission.StatFilesystem("/proc")
 	r.setup(err, "statfs /proc")
 	if fsys.HostsFences {
-		Fail("[setup] /proc hosts fences here; the row needs a filesystem that hosts none")
+		spec.Fail("[setup] /proc hosts fences here; the row needs a filesystem that hosts none")
 	}
 	a := r.start("A", procOpts{})
 	a.expect(ObFilesystems, "guard-try /proc", "held skipped=1", "a standalone install's guard on /proc")

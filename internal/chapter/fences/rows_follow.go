@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 	"golang.org/x/sys/unix"
 
 	"github.com/conform-spi/conform/admission"
@@ -67,7 +67,7 @@ func rowRemoved(r *rowRun) {
 // LOCK_EX. A guard's fence that lets LOCK_SH in but not LOCK_EX is held,
 // only shared: a breach of exclusion rather than of following.
 func (r *rowRun) checkHeld(fence string, round int, cmd string, probe int) {
-	GinkgoHelper()
+	spec.Helper()
 	if excludes(fence, probe) {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -58,7 +58,7 @@ func rowFlockExcluded(r *rowRun) {
 // opens the helper's 0640 file rather than creating its own), and the
 // helper.
 func (r *rowRun) flockRow() (string, *proc) {
-	GinkgoHelper()
+	spec.Helper()
 	d := r.dir()
 	a := r.start("A", procOpts{})
 	a.expect(ObFlock, "guard-try "+d, held, "create the fence")
@@ -69,7 +69,7 @@ func (r *rowRun) flockRow() (string, *proc) {
 // flockPath finds flock(1); util-linux ships it on Debian, so its absence
 // fails the row rather than skipping it.
 func (r *rowRun) flockPath() string {
-	GinkgoHelper()
+	spec.Helper()
 	path, err := exec.LookPath("flock")
 	r.setup(err, "flock(1) from util-linux must be installed")
 	return path
@@ -84,7 +84,7 @@ type flockHolder struct {
 // startFlock runs flock MODE FILE, which says "held" once it holds the
 // file and holds it until its input ends.
 func (r *rowRun) startFlock(mode, file string) *flockHolder {
-	GinkgoHelper()
+	spec.Helper()
 	cmd := exec.Command(r.flockPath(), mode, file, "-c", "echo held; read x; exit 0")
 	stdin, err := cmd.StdinPipe()
 	r.setup(err, "stdin of flock(1)")
@@ -92,7 +92,7 @@ func (r *rowRun) startFlock(mode, file string) *flockHolder {
 	r.setup(err, "stdout of flock(1)")
 	r.setup(cmd.Start(), "start flock(1)")
 	r.note("flock %s %s: started", mode, file)
-	DeferCleanup(func() {
+	r.sp.Defer(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill() // the row failed before releasing; Wait reports the end
 			_ = cmd.Wait()
@@ -118,7 +118,7 @@ func (r *rowRun) startFlock(mode, file string) *flockHolder {
 
 // release ends flock(1)'s input and waits for it to exit.
 func (f *flockHolder) release(r *rowRun) {
-	GinkgoHelper()
+	spec.Helper()
 	r.note("flock: released")
 	r.setup(f.stdin.Close(), "close flock(1)'s input")
 	r.setup(f.cmd.Wait(), "flock(1) exits once released")
@@ -127,7 +127,7 @@ func (f *flockHolder) release(r *rowRun) {
 // flockNB runs flock -n MODE FILE true and returns its exit code: 0 when it
 // took the lock, 1 when the lock was held.
 func (r *rowRun) flockNB(mode, file string) int {
-	GinkgoHelper()
+	spec.Helper()
 	err := exec.CommandContext(r.ctx, r.flockPath(), "-n", mode, file, "true").Run()
 	code := 0
 	var ee *exec.ExitError

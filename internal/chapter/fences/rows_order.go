@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -77,7 +77,7 @@ func rowRealmIDs(r *rowRun) {
 // document's directory, creates each fence of the case, and returns the
 // case's set as built in this process.
 func (r *rowRun) caseRoot(name string) (string, []admission.Fence) {
-	GinkgoHelper()
+	spec.Helper()
 	root := r.dir()
 	l := layoutAt(root)
 	r.setup(os.MkdirAll(l.UserRoot, 0o755), "make the user root")

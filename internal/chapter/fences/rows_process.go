@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/admission"
 )
@@ -45,7 +45,7 @@ func rowCloexec(r *rowRun) {
 	rd, wr, err := os.Pipe()
 	r.setup(err, "make the linger pipe")
 	a := r.start("A", procOpts{linger: rd})
-	DeferCleanup(wr.Close)
+	r.sp.DeferErr(wr.Close)
 	r.setup(rd.Close(), "close the linger pipe's read end")
 	b := r.start("B", procOpts{})
 
@@ -68,7 +68,7 @@ func rowCloexec(r *rowRun) {
 // spawn has p start a lingering child while it holds fence, and checks that
 // the child has no descriptor of it.
 func spawn(p *proc, fence string) int {
-	GinkgoHelper()
+	spec.Helper()
 	line := p.do(ObRelease, "spawn-linger")
 	pid, err := strconv.Atoi(strings.TrimPrefix(line, "spawned "))
 	p.r.check(ObRelease, strings.HasPrefix(line, "spawned ") && err == nil, "helper "+p.name+" spawns a child", "spawned PID", line)
@@ -81,7 +81,7 @@ func spawn(p *proc, fence string) int {
 
 // openFiles lists what pid's descriptors name, from /proc.
 func openFiles(r *rowRun, pid int) []string {
-	GinkgoHelper()
+	spec.Helper()
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	entries, err := os.ReadDir(dir)
 	r.setup(err, "list the child's descriptors")
@@ -99,7 +99,7 @@ func openFiles(r *rowRun, pid int) []string {
 
 // alive reports whether pid runs and is not a zombie.
 func alive(r *rowRun, pid int) bool {
-	GinkgoHelper()
+	spec.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if errors.Is(err, os.ErrNotExist) {
 		return false
@@ -112,7 +112,7 @@ func alive(r *rowRun, pid int) bool {
 
 // expectKilled asserts that p ended by SIGKILL.
 func expectKilled(p *proc) {
-	GinkgoHelper()
+	spec.Helper()
 	var ee *exec.ExitError
 	ok := errors.As(p.waitErr, &ee)
 	if ok {
@@ -120,6 +120,6 @@ func expectKilled(p *proc) {
 		ok = isStatus && status.Signaled() && status.Signal() == syscall.SIGKILL
 	}
 	if !ok {
-		Fail(fmt.Sprintf("[setup] helper %s ended with %v; want SIGKILL", p.name, p.waitErr))
+		spec.Fail(fmt.Sprintf("[setup] helper %s ended with %v; want SIGKILL", p.name, p.waitErr))
 	}
 }

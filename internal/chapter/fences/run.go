@@ -3,26 +3,28 @@
 package fences
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
+	"github.com/conform-spi/conform/reports"
 )
 
 // rowRun is one run of a row: its config, its context, and the trail of
 // what it did, which every failure carries.
 type rowRun struct {
 	c     *Config
-	ctx   SpecContext
+	ctx   context.Context
+	sp    *spec.Spec
 	spec  RowSpec
 	trail []string
 }
 
-// failure is what an EntryFailure carries; its JSON is that of the
-// harness's reports.Failure.
+// failure is one failure of a row; the spec records it as a
+// reports.Failure.
 type failure struct {
 	Message    string   `json:"message"`
 	Obligation string   `json:"obligation"`
@@ -40,9 +42,9 @@ func (r *rowRun) note(format string, args ...any) {
 }
 
 // fail fails the row for a breach of obligation ob, and records the failure
-// as an EntryFailure. Every assertion of a row ends here.
+// on the spec. Every assertion of a row ends here.
 func (r *rowRun) fail(ob, message, expected, got string) {
-	GinkgoHelper()
+	spec.Helper()
 	trail := r.trail
 	if len(trail) > maxTrail {
 		trail = trail[len(trail)-maxTrail:]
@@ -51,10 +53,8 @@ func (r *rowRun) fail(ob, message, expected, got string) {
 		message += " (a chapter bug: row " + r.spec.ID + " does not list " + ob + ")"
 	}
 	f := failure{Message: message, Obligation: ob, Expected: expected, Got: got, Trail: trail}
-	if b, err := json.Marshal(f); err == nil {
-		AddReportEntry(EntryFailure, string(b), ReportEntryVisibilityNever)
-	}
-	Fail(r.failureText(f))
+	r.sp.AddFailure(reports.Failure{Message: f.Message, Obligation: reports.ObligationID(f.Obligation), Expected: f.Expected, Got: f.Got, Trail: f.Trail})
+	spec.Fail(r.failureText(f))
 }
 
 func (r *rowRun) failureText(f failure) string {
@@ -82,7 +82,7 @@ func (r *rowRun) failureText(f failure) string {
 
 // check fails the row for ob unless ok.
 func (r *rowRun) check(ob string, ok bool, message string, expected, got any) {
-	GinkgoHelper()
+	spec.Helper()
 	if !ok {
 		r.fail(ob, message, fmt.Sprint(expected), fmt.Sprint(got))
 	}
@@ -90,44 +90,43 @@ func (r *rowRun) check(ob string, ok bool, message string, expected, got any) {
 
 // equal fails the row for ob unless got equals want.
 func (r *rowRun) equal(ob string, got, want any, message string) {
-	GinkgoHelper()
+	spec.Helper()
 	r.check(ob, fmt.Sprint(got) == fmt.Sprint(want), message, want, got)
 }
 
 // setup fails the row, naming no obligation, for something the chapter
 // could not arrange; the implementation broke nothing yet.
 func (r *rowRun) setup(err error, format string, args ...any) {
-	GinkgoHelper()
+	spec.Helper()
 	if err != nil {
-		Fail(fmt.Sprintf("[setup] "+format+": %v", append(args, err)...))
+		spec.Fail(fmt.Sprintf("[setup] "+format+": %v", append(args, err)...))
 	}
 }
 
 // notExercised ends the row as not exercised, saying why.
 func (r *rowRun) notExercised(why string) {
-	GinkgoHelper()
-	AddReportEntry(EntryNothingExercised, why, ReportEntryVisibilityNever)
-	Skip("not exercised: " + why)
+	spec.Helper()
+	r.sp.NothingExercised(why)
 }
 
 // needRoot ends the row as not exercised when the chapter does not run as
 // root.
 func (r *rowRun) needRoot(why string) {
-	GinkgoHelper()
+	spec.Helper()
 	if os.Geteuid() != 0 {
 		r.notExercised(why + " needs root (CI runs as root)")
 	}
 }
 
-func newRowRun(c *Config, ctx SpecContext, spec RowSpec) *rowRun {
-	return &rowRun{c: c, ctx: ctx, spec: spec}
+func newRowRun(c *Config, ctx context.Context, spec RowSpec) *rowRun {
+	return &rowRun{c: c, ctx: ctx, sp: specOf(ctx), spec: spec}
 }
 
 // rowBody returns the body of the row with the given ID.
 func rowBody(id string) func(*rowRun) {
 	body, ok := rowBodies[id]
 	if !ok {
-		return func(*rowRun) { Fail("[setup] the chapter has no body for row " + id) }
+		return func(*rowRun) { spec.Fail("[setup] the chapter has no body for row " + id) }
 	}
 	return body
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -44,7 +44,7 @@ func goCommitUnder(ctx, callCtx context.Context, p *chapter.Proc, b *hoststore.C
 // spec ends as not exercised. A commit that does neither (it hung before
 // the site) fails the spec.
 func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error) {
-	GinkgoHelper()
+	spec.Helper()
 	select {
 	case <-h.Arrived():
 	case err := <-res:
@@ -61,16 +61,16 @@ func (e *env) waitArrived(ctx context.Context, h *faults.Hold, res <-chan error)
 // waits until it arrives there; the commit's answer comes on the channel
 // once the hold is released. The hold is disarmed when the spec ends.
 func (e *env) holdCommit(ctx context.Context, p *chapter.Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
-	GinkgoHelper()
+	spec.Helper()
 	return e.holdCommitUnder(ctx, ctx, p, b, site)
 }
 
 // holdCommitUnder is holdCommit for a commit under the caller's context
 // callCtx (see Proc.CommitUnder).
 func (e *env) holdCommitUnder(ctx, callCtx context.Context, p *chapter.Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
-	GinkgoHelper()
+	spec.Helper()
 	h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
-	DeferCleanup(h.Disarm)
+	e.Spec().Defer(h.Disarm)
 	res := goCommitUnder(ctx, callCtx, p, b)
 	e.waitArrived(ctx, h, res)
 	return h, res

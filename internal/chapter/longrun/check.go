@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -17,7 +17,7 @@ import (
 // commit had landed and a new one when none had, the transcript so far
 // equal to the reference's, and no garbage chunk left by the open.
 func (s *work) afterOpen(d *driver) {
-	GinkgoHelper()
+	spec.Helper()
 	l, e := s.l, s.l.Env
 	n := d.st.round
 	if n < s.landed {
@@ -43,7 +43,7 @@ func (s *work) afterOpen(d *driver) {
 // and rows, and each round's Record scope, which exists for the committed
 // rounds only.
 func (s *work) checkTranscript(p *chapter.Proc, run string, n int) {
-	GinkgoHelper()
+	spec.Helper()
 	l := s.l
 	in, ok := l.Value(p, s.input())
 	switch {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -38,7 +38,7 @@ func (w *work) noteLanded(run string, k int) {
 // Open finds the run p continues, checks what it found and returns its
 // driver.
 func (w *work) Open(p *scripted.Process) scripted.Driver {
-	GinkgoHelper()
+	spec.Helper()
 	d := newDriver(w, p)
 	w.afterOpen(d)
 	w.runIDs = append(w.runIDs, d.runID)
@@ -78,7 +78,7 @@ type driver struct {
 // names, from its last committed round, or a new run (named by the
 // writer's fence token) when nothing was committed yet.
 func newDriver(w *work, p *scripted.Process) *driver {
-	GinkgoHelper()
+	spec.Helper()
 	l := w.l
 	d := &driver{w: w, p: p, st: w.sc.initial()}
 	v, ok, err := p.Writer.Value(l.Ctx, w.input())

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -13,7 +13,7 @@ import (
 
 // Value returns the value of a scope the run wrote, through p.
 func (l *Lab) Value(p *chapter.Proc, sc hoststore.ScopeRef) ([]byte, bool) {
-	GinkgoHelper()
+	spec.Helper()
 	h, err := p.Load(l.Ctx, sc)
 	if err != nil {
 		l.Fail(chapter.ObOperations, fmt.Sprintf("LoadHead(%s) failed", sc), "a head or none", chapter.ErrText(err))
@@ -30,7 +30,7 @@ func (l *Lab) Value(p *chapter.Proc, sc hoststore.ScopeRef) ([]byte, bool) {
 
 // Rows returns every visible row of sc through p, from index 0.
 func (l *Lab) Rows(p *chapter.Proc, sc hoststore.ScopeRef) []hoststore.Row {
-	GinkgoHelper()
+	spec.Helper()
 	var out []hoststore.Row
 	for from := hoststore.RowIndex(0); ; {
 		rs, err := p.Read(l.Ctx, sc, from, chapter.ReadPage)
@@ -47,7 +47,7 @@ func (l *Lab) Rows(p *chapter.Proc, sc hoststore.ScopeRef) []hoststore.Row {
 
 // listAll lists every visible head of kind through p.
 func (l *Lab) listAll(p *chapter.Proc, kind hoststore.ScopeKind) []hoststore.NamedHead {
-	GinkgoHelper()
+	spec.Helper()
 	var out []hoststore.NamedHead
 	var after *hoststore.ScopeName
 	for i := 0; ; i++ {
@@ -67,7 +67,7 @@ func (l *Lab) listAll(p *chapter.Proc, kind hoststore.ScopeKind) []hoststore.Nam
 // no visible head refers to ("the writer deletes such chunks when it opens the
 // realm"), or when a head refers to a chunk scope that is not there.
 func (l *Lab) CheckGarbage(p *chapter.Proc) {
-	GinkgoHelper()
+	spec.Helper()
 	refs := map[hoststore.ScopeName]hoststore.ScopeName{}
 	chunks := map[hoststore.ScopeName]bool{}
 	for _, k := range hoststore.AllKinds {

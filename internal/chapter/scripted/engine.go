@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -124,7 +124,7 @@ type Spec struct {
 // start starts a process that opens its writer and finds its work, and
 // has the chapter check what it found.
 func (s *Spec) start(takeover bool) (*Process, Driver) {
-	GinkgoHelper()
+	spec.Helper()
 	p := s.Lab.Start(takeover)
 	p.spec = s
 	d := s.work.Open(p)
@@ -147,7 +147,7 @@ func (s *Spec) run(d Driver) error {
 // names the spec's scopes under the row's; unsafe names the writer rules
 // the writer breaks (none for the chapters as registered).
 func Play(ctx context.Context, e *chapter.Env, f Fault, tag string, unsafe writer.Unsafe, newWork func(l *Lab) (Work, Pos)) {
-	GinkgoHelper()
+	spec.Helper()
 	if f.Site != "" && !e.ProbeInStore(ctx, f.Site) {
 		e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can be held there", f.Site))
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -36,7 +36,7 @@ type Lab struct {
 // newLab starts a spec's world under prefix, with the writer rules unsafe
 // breaks (none for the chapters as registered).
 func newLab(ctx context.Context, e *chapter.Env, prefix string, unsafe writer.Unsafe) *Lab {
-	GinkgoHelper()
+	spec.Helper()
 	p := e.MustOpen(ctx)
 	t, err := p.Timing(ctx)
 	p.Kill()
@@ -54,7 +54,7 @@ func newLab(ctx context.Context, e *chapter.Env, prefix string, unsafe writer.Un
 		Unsafe:         unsafe,
 		Logf:           func(f string, a ...any) { e.Tracef("   writer: "+f, a...) },
 	}
-	DeferCleanup(l.close)
+	e.Spec().Defer(l.close)
 	return l
 }
 
@@ -67,7 +67,7 @@ func (l *Lab) Scope(kind hoststore.ScopeKind, name string) hoststore.ScopeRef {
 // the leases are lapsed and it opens again), or by an explicit takeover.
 // A writer that cannot open fails the spec.
 func (l *Lab) Start(takeover bool) *Process {
-	GinkgoHelper()
+	spec.Helper()
 	p := l.Env.MustOpen(l.Ctx)
 	lp := &Process{l: l, PID: len(l.procs) + 1, proc: p}
 	lp.st = &obsStore{procStore: procStore{p: p, timing: l.Timing}, o: l.obs, e: l.Env, pid: lp.PID}
@@ -115,14 +115,14 @@ func (l *Lab) close() {
 // Fail fails the spec under ob, unless the observer saw a writer rule
 // broken first: that is the cause, and the failure names it.
 func (l *Lab) Fail(ob reports.ObligationID, message, expected, got string) {
-	GinkgoHelper()
+	spec.Helper()
 	l.checkObserver()
 	l.Env.Fail(ob, message, expected, got)
 }
 
 // FailDiff is Fail with a diff.
 func (l *Lab) FailDiff(ob reports.ObligationID, message, expected, got, diff string) {
-	GinkgoHelper()
+	spec.Helper()
 	l.checkObserver()
 	l.Env.FailDiff(ob, message, expected, got, diff)
 }
@@ -130,7 +130,7 @@ func (l *Lab) FailDiff(ob reports.ObligationID, message, expected, got, diff str
 // checkObserver fails the spec with every writer rule the observer saw
 // broken, and with any breach of the error contract the run met.
 func (l *Lab) checkObserver() {
-	GinkgoHelper()
+	spec.Helper()
 	if fs := l.obs.Findings(); len(fs) > 0 {
 		var sb strings.Builder
 		for i, f := range fs {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -137,6 +135,6 @@ func (p *Process) holdCommit(site instore.Site, match func(*hoststore.CommitBatc
 		})
 		return ok
 	}
-	DeferCleanup(func() { wait() })
+	p.l.Env.Spec().Defer(func() { wait() })
 	return wait
 }

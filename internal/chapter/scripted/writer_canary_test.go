@@ -11,13 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/longrun"
 	"github.com/conform-spi/conform/internal/chapter/worker"
+	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/internal/writer"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
@@ -51,7 +49,7 @@ type specResult struct {
 // TestWriterCanaryChild runs the long-run and durable-worker chapters over
 // the reference store with the writer envWriterCanary names, and writes
 // every spec's result to envWriterCanaryOut. It runs only as a child of
-// TestWriterCanaries (Ginkgo runs one suite per process).
+// TestWriterCanaries.
 func TestWriterCanaryChild(t *testing.T) {
 	name := os.Getenv(envWriterCanary)
 	if name == "" {
@@ -63,42 +61,31 @@ func TestWriterCanaryChild(t *testing.T) {
 	}
 	out := os.Getenv(envWriterCanaryOut)
 	cfg := chapter.Config{Seed: 7, NewRealm: func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }}
-	chapter.RegisterRows(cfg, longrun.ID, longrun.Title, longrun.RowsWith(unsafe))
-	chapter.RegisterRows(cfg, worker.ID, worker.Title, worker.RowsWith(unsafe))
-	ReportAfterSuite("writer canary results", func(r Report) {
-		var res []specResult
-		for _, sr := range r.SpecReports {
-			if sr.LeafNodeType != types.NodeTypeIt {
-				continue
+	tree := spec.NewTree()
+	chapter.RegisterRows(tree, cfg, longrun.ID, longrun.Title, longrun.RowsWith(unsafe))
+	chapter.RegisterRows(tree, cfg, worker.ID, worker.Title, worker.RowsWith(unsafe))
+	rep := spec.Run(context.Background(), tree, spec.Config{})
+	var res []specResult
+	for _, sr := range rep.Specs {
+		x := specResult{Text: sr.Text, State: sr.State.String(), Message: sr.Message}
+		for _, l := range sr.Labels {
+			if id, ok := strings.CutPrefix(l, "row:"); ok {
+				x.Row = id
 			}
-			x := specResult{Text: sr.LeafNodeText, State: sr.State.String(), Message: sr.Failure.Message}
-			for _, l := range sr.Labels() {
-				if id, ok := strings.CutPrefix(l, "row:"); ok {
-					x.Row = id
-				}
-			}
-			for _, en := range sr.ReportEntries {
-				switch en.Name {
-				case chapter.EntryFailure:
-					var f reports.Failure
-					if err := json.Unmarshal([]byte(en.StringRepresentation()), &f); err == nil {
-						x.Obligations = append(x.Obligations, f.Obligation)
-					}
-				case chapter.EntryNotExercised, chapter.EntryNothingExercised:
-					x.NotExer = true
-				}
-			}
-			res = append(res, x)
 		}
-		b, err := json.Marshal(res)
-		if err == nil {
-			err = os.WriteFile(out, b, 0o644)
+		for _, f := range sr.Failures {
+			x.Obligations = append(x.Obligations, f.Obligation)
 		}
-		if err != nil {
-			Fail("writing the results: " + err.Error())
-		}
-	})
-	RunSpecs(t, "writer canary "+name)
+		x.NotExer = len(sr.NotExercised) > 0
+		res = append(res, x)
+	}
+	b, err := json.Marshal(res)
+	if err == nil {
+		err = os.WriteFile(out, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal("writing the results: " + err.Error())
+	}
 }
 
 // runWriterCanary runs one child and returns its results by row.

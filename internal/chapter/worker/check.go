@@ -3,7 +3,7 @@ package worker
 import (
 	"fmt"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -14,7 +14,7 @@ import (
 // state and rows equal the reference's after the steps that landed, and
 // no garbage chunk survived the open.
 func (s *work) afterOpen(d *driver) {
-	GinkgoHelper()
+	spec.Helper()
 	l, e := s.l, s.l.Env
 	q := e.MustOpen(l.Ctx)
 	defer q.Kill()

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
@@ -74,7 +74,7 @@ func (w *work) IsUnit(b *hoststore.CommitBatch) bool {
 
 // submit commits the jobs, from a process of its own that then stops.
 func (w *work) submit() {
-	GinkgoHelper()
+	spec.Helper()
 	l := w.l
 	p := w.l.Start(false)
 	var ups []writer.Update
@@ -89,7 +89,7 @@ func (w *work) submit() {
 
 // Open starts p's driver and checks what p finds.
 func (w *work) Open(p *scripted.Process) scripted.Driver {
-	GinkgoHelper()
+	spec.Helper()
 	d := &driver{w: w, p: p}
 	w.afterOpen(d)
 	return d
@@ -111,7 +111,7 @@ func (d *driver) Landed(pos scripted.Pos) { d.w.landed[pos] = true }
 
 // state loads job j's state through the worker's writer.
 func (d *driver) state(j int) state {
-	GinkgoHelper()
+	spec.Helper()
 	l := d.w.l
 	v, ok, err := d.p.Writer.Value(l.Ctx, d.w.job(j))
 	if err != nil || !ok {

@@ -1,0 +1,13 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/conform-spi/conform/reports"
+)
+
+// RunTB is Run for any testing.TB, for a test that watches a run fail.
+func RunTB(tb testing.TB, newRealm NewRealm, opts ...Option) *reports.Run {
+	tb.Helper()
+	return run(tb, newRealm, opts...)
+}

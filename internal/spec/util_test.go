@@ -1,0 +1,8 @@
+package spec
+
+import "os"
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
