@@ -1,7 +1,8 @@
-// Package harness runs conform's chapters over a store and writes the
-// reports. A store author calls Run from a plain `go test`, Register from
-// their own Ginkgo suite, or builds a Command around their store and calls
-// its Main for a `conform` command of their own.
+// Package harness certifies a Host Store SPI store: it runs conform's
+// store chapters (host store, long run, durable worker, exploration) over
+// it and writes the reports. A store author calls Run from a plain
+// `go test`, Register from their own Ginkgo suite, or builds a Command
+// around their store for a `conform` command of their own.
 //
 // # Settings: code, environment, flags
 //
@@ -18,37 +19,18 @@
 // against CONFORM_REPRO) are refused, and Run logs the effective settings,
 // each with where it came from, before the first row.
 //
-// For the command (Command), flags are the interface: a CONFORM_*
-// variable fills a flag that was not given, and one that conflicts with a
-// flag given is refused, with exit code 2 and one line naming both. A
-// repro string (`conform reproduce`, or CONFORM_REPRO) conflicts in the
-// same way with --seed, --rows, --failpoint and --store: a report names
-// the store that was run, never another one a repro came from. A repro
-// whose store the command does not open is refused with the `go test`
-// form to use instead. `conform reproduce` takes its flags before and
-// after the repro string. RunBinary, the core of the command, reads no
-// CONFORM_* variable.
+// For a Command, flags are the interface: a CONFORM_* variable fills a
+// flag that was not given, and one that conflicts with a flag given is
+// refused, with exit code 2 and one line naming both.
 //
 // # The exploration chapter
 //
-// The exploration chapter (chapter:explore) runs by default with
-// DefaultExploreHistories histories. WithExplore, CONFORM_EXPLORE_HISTORIES
+// The exploration chapter (chapter:explore) runs by default with 300
+// histories. WithExplore, CONFORM_EXPLORE_HISTORIES
 // or `conform run --explore-histories N` set another budget; WithoutExplore,
 // CONFORM_EXPLORE_HISTORIES=0 or `--explore-histories 0` leave it out.
 // `conform explore` runs it alone as a campaign. A repro that names a
 // history (hist=N) plays that history alone. WithExploreParallel or
 // `--explore-parallel N` plays N histories at once, each over its own
 // realm, for a store whose realms share no clock.
-//
-// # Signals and output
-//
-// The command notes SIGINT and SIGTERM rather than dying of them: the
-// first ends the context the rows run under, the reports are written
-// whole (RunBinary writes them before it returns, whatever signals
-// follow), and the
-// exit code is 1 with "interrupted" on stdout and stderr. A closed stdout
-// fails writes with EPIPE instead of killing the process by SIGPIPE, so
-// the reports are written and the exit code is the verdict's. Every line
-// the command prints that carries text from outside goes through
-// textsafe.Line.
 package harness

@@ -10,13 +10,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
 )
 
 func init() {
-	extraOpeners["canary"] = func(_ context.Context, url string) (harness.NewRealm, error) {
+	extraOpeners["canary"] = func(_ context.Context, url string) (engine.NewRealm, error) {
 		name := url[len("canary:"):]
 		bugs, err := canary.Parse(name)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/internal/reportdir"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
@@ -116,7 +116,7 @@ func TestRunReferenceIsConformant(t *testing.T) {
 			t.Errorf("report %s missing or empty: %v", f, err)
 		}
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
@@ -225,7 +225,7 @@ func TestRowsFlagRunsOnlyThoseRows(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestEnvFillsFlagsNotGiven(t *testing.T) {
 	if !strings.Contains(r.stdout, "seed 13; from the environment: CONFORM_SEED, CONFORM_REPORT_DIR") {
 		t.Errorf("the header does not name the settings from the environment:\n%s", r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("no report in CONFORM_REPORT_DIR: %v", err)
 	}
@@ -344,7 +344,7 @@ func TestStoreTextIsEscapedInReports(t *testing.T) {
 			t.Errorf("%s carries a raw control byte from the store", name)
 		}
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 	if !strings.Contains(r.stdout, "FAIL  Stale fence") || !strings.Contains(r.stdout, "NOT CONFORMANT") {
 		t.Errorf("stdout does not show the failing row and the verdict:\n%s", r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestCanaryFailsAndReproduces(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("reproduce: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	again, err := harness.ReadReport(dir2)
+	again, err := engine.ReadReport(dir2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestInterruptWritesReports(t *testing.T) {
 	if !strings.Contains(stdout, "\nINTERRUPTED, NO VERDICT: ") {
 		t.Errorf("stdout does not say the run was interrupted, with no verdict:\n%s", stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("no report after an interrupt: %v", err)
 	}
@@ -630,7 +630,7 @@ func TestClosedStdoutStillWritesReports(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit %v, want 0 (conformant)\n%s", err, errb.String())
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("no reports: %v", err)
 	}
@@ -714,7 +714,7 @@ func TestReproStoreAgainstStoreFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("the same store: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if run, err := harness.ReadReport(dir); err != nil || run.Store != "canary:renew-never-fenced" {
+	if run, err := engine.ReadReport(dir); err != nil || run.Store != "canary:renew-never-fenced" {
 		t.Errorf("report of store %v (%v), want canary:renew-never-fenced", run, err)
 	}
 }
@@ -728,7 +728,7 @@ func TestReproduceFlagsAroundTheString(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("--store before the string: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -750,7 +750,7 @@ func TestReproduceFlagsAroundTheString(t *testing.T) {
 			t.Errorf("%q: exit %d, want 0\n%s\n%s", args, r.code, r.stdout, r.stderr)
 			continue
 		}
-		run, err := harness.ReadReport(dir)
+		run, err := engine.ReadReport(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -856,7 +856,7 @@ func TestUserFailpointIsNamedInTheFinding(t *testing.T) {
 	if !strings.Contains(r.stdout, said) {
 		t.Errorf("the console does not say the failure %s:\n%s", said, r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -950,7 +950,7 @@ func TestLargestSeedEndToEnd(t *testing.T) {
 			t.Errorf("%s does not show seed %s (%v)", f, seed, err)
 		}
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil || run.Seed != 1<<64-1 {
 		t.Fatalf("report.json seed = %v (%v)", run, err)
 	}
@@ -968,7 +968,7 @@ func TestStoreWithoutSitesIsNotCertified(t *testing.T) {
 	if !strings.Contains(r.stdout, "NOT CONFORMANT") || !strings.Contains(r.stdout, "never reached an in-store site") {
 		t.Errorf("undeclared: the summary does not say why:\n%s", r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1008,7 +1008,7 @@ func TestStoreWithoutSitesIsNotCertified(t *testing.T) {
 	if !strings.Contains(r.stdout, "CONFORMANT WITHOUT IN-STORE FAULTS") {
 		t.Errorf("declared: the summary lacks the verdict:\n%s", r.stdout)
 	}
-	run, err = harness.ReadReport(dir)
+	run, err = engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1147,7 +1147,7 @@ func runReport(t *testing.T, want int, args ...string) *reports.Run {
 	if r.code != want {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1250,8 +1250,8 @@ func TestSilentServerIsRefusedByThePreflight(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, "cannot be opened") {
 		t.Fatalf("want one line saying the store cannot be opened, got:\n%s", r.stderr)
 	}
-	if d := boundIn(t, r.stderr, "did not answer within "); d > harness.PreflightBound {
-		t.Errorf("the preflight waited %s, want at most %s", d, harness.PreflightBound)
+	if d := boundIn(t, r.stderr, "did not answer within "); d > engine.PreflightBound {
+		t.Errorf("the preflight waited %s, want at most %s", d, engine.PreflightBound)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/internal/proccanary"
 	"github.com/conform-spi/conform/reports"
 )
@@ -65,7 +65,7 @@ func runReportEnv(t *testing.T, env []string, want int, args ...string) (*report
 	if r.code != want {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -162,7 +162,7 @@ func TestExploreCommandWritesReports(t *testing.T) {
 	if !strings.Contains(r.stdout, "explore: 40/40 histories") || !strings.Contains(r.stdout, "0 findings") {
 		t.Errorf("no final live line:\n%s", r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,12 +190,12 @@ func TestExploreTimeBudget(t *testing.T) {
 	if !regexp.MustCompile(`explore: [0-9]+ histories in [0-9]+s of 2s \(`).MatchString(r.stdout) || !strings.Contains(r.stdout, "histories for 2s") {
 		t.Errorf("the live line or header does not show the time budget:\n%s", r.stdout)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	row := exploreRowOf(t, run)
-	if row.Status != reports.StatusPassed || !strings.Contains(row.Output, "at the end of the time budget") || run.Explore == nil || run.Explore.Played < 1 || run.Explore.Played >= harness.MaxCampaign {
+	if row.Status != reports.StatusPassed || !strings.Contains(row.Output, "at the end of the time budget") || run.Explore == nil || run.Explore.Played < 1 || run.Explore.Played >= engine.MaxCampaign {
 		t.Errorf("row %s, output:\n%s\nexploration %+v", row.Status, row.Output, run.Explore)
 	}
 	for _, args := range [][]string{{"explore", "--budget", "2s", "--histories", "50"}, {"explore", "--budget", "10ms"}, {"explore", "--budget", "1m", "--shard", "0/2", "--seed", "3"}, {"explore", "--budget", "soon"}} {
@@ -218,7 +218,7 @@ func TestExploreInterruptWritesReports(t *testing.T) {
 		}
 	}
 	stdout := live.interruptExitsOne(t)
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("no report after an interrupt: %v\n%s", err, stdout)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/reports"
 )
@@ -25,7 +25,7 @@ func TestRunCertifiesTheStoreAlone(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,15 +116,15 @@ func TestFencesCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("own fences: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.HasPrefix(r.stdout, "conform "+harness.Version+": certifying fences:self (seed 11)\n") ||
+	if !strings.HasPrefix(r.stdout, "conform "+engine.Version+": certifying fences:self (seed 11)\n") ||
 		!strings.Contains(r.stdout, "PASS  Realm admission fences") || !strings.Contains(r.stdout, "\nCONFORMANT: 22 rows passed") {
 		t.Errorf("own fences: stdout lacks the header, the live lines or the summary:\n%s", r.stdout)
 	}
-	dir := filepath.Join(cwd, harness.FencesReportDir)
+	dir := filepath.Join(cwd, engine.FencesReportDir)
 	if _, err := os.Stat(filepath.Join(cwd, "conform-report")); err == nil {
 		t.Error("conform fences wrote into a store's report directory")
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestFencesCommand(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "NOT CONFORMANT") {
 		t.Fatalf("broken fences: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	run, err = harness.ReadReport(dir)
+	run, err = engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func checkJUnitCount(t *testing.T, dir string, tests, failures int) {
 func TestFencesInterruptHasNoVerdict(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "reports")
 	live := startLive(t, "fences", "--fences", "exec:sleep 3600", "--timeout", "5s", "--report-dir", dir)
-	if line, ok := live.next(); !ok || !strings.HasPrefix(line, "conform "+harness.Version+": certifying fences:exec:sleep 3600") {
+	if line, ok := live.next(); !ok || !strings.HasPrefix(line, "conform "+engine.Version+": certifying fences:exec:sleep 3600") {
 		live.cmd.Process.Kill()
 		live.cmd.Wait()
 		t.Fatalf("the run's first line is %q, want its header\n%s", line, live.stderr.String())
@@ -283,7 +283,7 @@ func TestFencesInterruptHasNoVerdict(t *testing.T) {
 	if !strings.Contains(stdout, "\nINTERRUPTED, NO VERDICT: ") || !strings.Contains(live.stderr.String(), "conform fences: interrupted") {
 		t.Errorf("the outputs do not say the run was interrupted, with no verdict:\n%s\n%s", stdout, live.stderr.String())
 	}
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatalf("no report after an interrupt: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reference"
 )
@@ -41,7 +41,7 @@ func (f hostileFactory) Open(ctx context.Context) (hoststore.HostStore, error) {
 // line; for hostile:realm-error, a realm that cannot be made, with the
 // same.
 func init() {
-	extraOpeners["hostile"] = func(_ context.Context, url string) (harness.NewRealm, error) {
+	extraOpeners["hostile"] = func(_ context.Context, url string) (engine.NewRealm, error) {
 		switch url {
 		case "hostile:open-error":
 			return nil, errors.New(hostileText + "\nconform run: forged line")

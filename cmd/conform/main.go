@@ -10,16 +10,16 @@ import (
 	"io"
 
 	"github.com/conform-spi/conform/admission"
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reference"
 )
 
 // extraOpeners are stores added by build-tagged files.
-var extraOpeners = map[string]harness.Opener{}
+var extraOpeners = map[string]engine.Opener{}
 
 func main() {
-	openers := map[string]harness.Opener{
+	openers := map[string]engine.Opener{
 		"reference":         openReference,
 		"sqlite":            openSQLite(),
 		"appendonly+sqlite": openAppendOnly(),
@@ -29,7 +29,7 @@ func main() {
 	for k, v := range extraOpeners {
 		openers[k] = v
 	}
-	harness.Command{
+	engine.Command{
 		Openers: openers,
 		Default: "reference:",
 		Extra: map[string]func(args []string, stdout, stderr io.Writer) int{
@@ -40,7 +40,7 @@ func main() {
 
 // openReference opens the embedded in-memory reference store: every realm
 // is a new, empty one. The URL takes nothing after the scheme.
-func openReference(_ context.Context, url string) (harness.NewRealm, error) {
+func openReference(_ context.Context, url string) (engine.NewRealm, error) {
 	if url != "reference:" {
 		return nil, fmt.Errorf("the reference store's URL is just %q", "reference:")
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	xp "github.com/conform-spi/conform/internal/explore"
 	"github.com/conform-spi/conform/reports"
 )
@@ -72,7 +72,7 @@ func shardDirs(dir string, n int) []string {
 
 func readRun(t *testing.T, dir string) *reports.Run {
 	t.Helper()
-	run, err := harness.ReadReport(dir)
+	run, err := engine.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestMergeRefusesShardsOfDifferentCampaigns(t *testing.T) {
 	if err := os.MkdirAll(old, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	js := strings.Replace(string(mustRead(t, filepath.Join(a1, "report.json"))), `"version": "`+harness.Version+`"`, `"version": "0.0.9"`, 1)
+	js := strings.Replace(string(mustRead(t, filepath.Join(a1, "report.json"))), `"version": "`+engine.Version+`"`, `"version": "0.0.9"`, 1)
 	if err := os.WriteFile(filepath.Join(old, "report.json"), []byte(js), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestMergeRefusesShardsOfDifferentCampaigns(t *testing.T) {
 	}{
 		{[]string{a0, filepath.Join(b, "shard-1")}, "different seeds (3, 4)"},
 		{[]string{a0, filepath.Join(dir, "other-store")}, "different stores"},
-		{[]string{a0, old}, "different harness versions (conform " + harness.Version + ", conform 0.0.9)"},
+		{[]string{a0, old}, "different harness versions (conform " + engine.Version + ", conform 0.0.9)"},
 		{[]string{a0, a1, a0}, "shard 0/2 given twice"},
 		{[]string{a1}, "shard 0/2 missing"},
 		{[]string{a0, a1, filepath.Join(dir, "whole")}, "unsharded run"},

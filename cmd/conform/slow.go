@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/reference"
 )
@@ -128,7 +128,7 @@ func durationAfter(scheme, url string) (time.Duration, error) {
 }
 
 func init() {
-	extraOpeners["slow"] = func(_ context.Context, url string) (harness.NewRealm, error) {
+	extraOpeners["slow"] = func(_ context.Context, url string) (engine.NewRealm, error) {
 		d, err := durationAfter("slow", url)
 		if err != nil {
 			return nil, err
@@ -137,7 +137,7 @@ func init() {
 			return slowFactory{reference.NewFactory(), d}, nil
 		}, nil
 	}
-	extraOpeners["lapsewait"] = func(_ context.Context, url string) (harness.NewRealm, error) {
+	extraOpeners["lapsewait"] = func(_ context.Context, url string) (engine.NewRealm, error) {
 		d, err := durationAfter("lapsewait", url)
 		if err != nil {
 			return nil, err

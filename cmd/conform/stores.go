@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/stores/appendonly"
 	"github.com/conform-spi/conform/stores/postgres"
@@ -23,8 +23,8 @@ import (
 // leaves nothing in $TMPDIR. The store packages' own URLs (SCHEME:FILE)
 // name one realm's file; the command refuses a file, since a run needs a
 // fresh realm per chapter.
-func fileRealms(scheme string, newRealm func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error)) harness.Opener {
-	return func(_ context.Context, url string) (harness.NewRealm, error) {
+func fileRealms(scheme string, newRealm func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error)) engine.Opener {
+	return func(_ context.Context, url string) (engine.NewRealm, error) {
 		dir := strings.TrimPrefix(strings.TrimPrefix(url, scheme+":"), "//")
 		if dir == "" {
 			pattern := "conform-" + strings.ReplaceAll(scheme, "+", "-") + "-*"
@@ -75,13 +75,13 @@ func (r *tempRealm) Close() error {
 	return errors.Join(err, os.RemoveAll(r.dir))
 }
 
-func openSQLite() harness.Opener {
+func openSQLite() engine.Opener {
 	return fileRealms("sqlite", func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error) {
 		return sqlite.NewRealm(ctx, dir)
 	})
 }
 
-func openAppendOnly() harness.Opener {
+func openAppendOnly() engine.Opener {
 	return fileRealms("appendonly+sqlite", func(ctx context.Context, dir string) (hoststore.HostStoreFactory, error) {
 		return appendonly.NewRealm(ctx, dir)
 	})
@@ -90,7 +90,7 @@ func openAppendOnly() harness.Opener {
 // openPostgres opens postgres://USER@HOST:PORT/DB?sslmode=disable (the
 // libpq URL form): every realm the run asks for is a fresh one with a
 // random id, side by side with any others in that database.
-func openPostgres(_ context.Context, url string) (harness.NewRealm, error) {
+func openPostgres(_ context.Context, url string) (engine.NewRealm, error) {
 	if _, err := postgres.ParseURL(url); err != nil {
 		return nil, err
 	}

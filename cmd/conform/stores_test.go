@@ -7,12 +7,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 )
 
 // fileOpeners are the file-backed stores' openers by scheme.
-var fileOpeners = map[string]func() harness.Opener{
+var fileOpeners = map[string]func() engine.Opener{
 	"sqlite":            openSQLite,
 	"appendonly+sqlite": openAppendOnly,
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/reports"
 	"github.com/conform-spi/conform/stores/postgres"
 )
 
@@ -23,14 +22,13 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	})
-	var run *reports.Run
-	harness.Run(t, func(ctx context.Context) (hoststore.HostStoreFactory, error) {
+	run := harness.Run(t, func(ctx context.Context) (hoststore.HostStoreFactory, error) {
 		f, err := postgres.NewRealm(ctx, url)
 		if err == nil {
 			realms = append(realms, f)
 		}
 		return f, err
-	}, harness.WithStore("postgres"), harness.WithReportDir(t.TempDir()), harness.WithResult(&run))
+	}, harness.WithStore("postgres"), harness.WithReportDir(t.TempDir()))
 	if run == nil {
 		t.Fatal("the run produced no report")
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/conform-spi/conform/harness"
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/reports"
 	"github.com/conform-spi/conform/stores/internal/sqlitedb"
 )
 
@@ -124,10 +123,9 @@ func (p Package[F, O]) TestFenceTimingOption(t *testing.T) {
 // every row exercised (the in-store failpoints are in place).
 func (p Package[F, O]) TestConformance(t *testing.T) {
 	dir := t.TempDir()
-	var run *reports.Run
-	harness.Run(t, func(ctx context.Context) (hoststore.HostStoreFactory, error) {
+	run := harness.Run(t, func(ctx context.Context) (hoststore.HostStoreFactory, error) {
 		return p.NewRealm(ctx, dir)
-	}, harness.WithStore(p.Name), harness.WithReportDir(t.TempDir()), harness.WithResult(&run))
+	}, harness.WithStore(p.Name), harness.WithReportDir(t.TempDir()))
 	if run == nil {
 		t.Fatal("the run produced no report")
 	}

@@ -1,6 +1,6 @@
 //go:build conformcanary && unix
 
-package harness
+package engine
 
 // Built with -tags conformcanary (the end-to-end tests of cmd/conform
 // build so), the command can hold its report write, so that a test can

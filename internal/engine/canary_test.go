@@ -1,4 +1,4 @@
-package harness_test
+package engine_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package harness_test
+package engine_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter/host"
@@ -53,9 +53,9 @@ func TestRunThreeTimes(t *testing.T) {
 		t.Skip("a child process runs only TestCanaryChild")
 	}
 	goroutines := runtime.NumGoroutine()
-	opts := func(store string) []harness.Option {
-		return []harness.Option{harness.WithReportDir(t.TempDir()), harness.WithSeed(canarySeed),
-			harness.WithStore(store), harness.WithLabelFilter(host.ID.Label())}
+	opts := func(store string) []engine.Option {
+		return []engine.Option{engine.WithReportDir(t.TempDir()), engine.WithSeed(canarySeed),
+			engine.WithStore(store), engine.WithLabelFilter(host.ID.Label())}
 	}
 	ref := func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }
 	after := func(name string, run *reports.Run) {
@@ -78,7 +78,7 @@ func TestRunThreeTimes(t *testing.T) {
 		}
 	}
 
-	first := harness.Run(t, ref, opts("reference:")...)
+	first := engine.Run(t, ref, opts("reference:")...)
 	after("first reference run", first)
 
 	var c canaryCase
@@ -94,7 +94,7 @@ func TestRunThreeTimes(t *testing.T) {
 	var broken *reports.Run
 	t.Run(c.bugs, func(t *testing.T) {
 		rec := &recordingTB{TB: t}
-		broken = harness.RunTB(rec, func(context.Context) (hoststore.HostStoreFactory, error) {
+		broken = engine.RunTB(rec, func(context.Context) (hoststore.HostStoreFactory, error) {
 			return canary.NewFactory(bugs), nil
 		}, opts("canary:"+c.bugs)...)
 		if !rec.Failed() {
@@ -104,7 +104,7 @@ func TestRunThreeTimes(t *testing.T) {
 	})
 	after("canary run", broken)
 
-	third := harness.Run(t, ref, opts("reference:")...)
+	third := engine.Run(t, ref, opts("reference:")...)
 	after("second reference run", third)
 
 	for _, run := range []*reports.Run{first, third} {

@@ -1,4 +1,4 @@
-package harness_test
+package engine_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/harness"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter/host"
@@ -27,7 +27,7 @@ const (
 	// envCanaryRowTimeout is the child's row timeout, as time.ParseDuration
 	// reads it ("" for the harness's default).
 	envCanaryRowTimeout = "CONFORM_CANARY_ROW_TIMEOUT"
-	// envCanarySettle is the child's settle bound (harness.WithSettle), as
+	// envCanarySettle is the child's settle bound (engine.WithSettle), as
 	// time.ParseDuration reads it ("" for the default).
 	envCanarySettle = "CONFORM_CANARY_SETTLE"
 )
@@ -39,7 +39,7 @@ const referenceName = "reference"
 // leaves other chapters out) over the store envCanary names and
 // writes the reports to envCanaryDir. It runs only as a child process of
 // TestCanaries, which keeps each canary in a process of its own, and is
-// skipped otherwise. Failing rows make it fail, as harness.Run does for any store
+// skipped otherwise. Failing rows make it fail, as engine.Run does for any store
 // that is not conformant; the parent judges the report, not the exit code.
 func TestCanaryChild(t *testing.T) {
 	name := os.Getenv(envCanary)
@@ -66,23 +66,23 @@ func TestCanaryChild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", envCanarySeed, err)
 	}
-	opts := []harness.Option{
-		harness.WithReportDir(dir), harness.WithSeed(seed), harness.WithStore("canary:" + name),
-		harness.WithLabelFilter(host.ID.Label()),
+	opts := []engine.Option{
+		engine.WithReportDir(dir), engine.WithSeed(seed), engine.WithStore("canary:" + name),
+		engine.WithLabelFilter(host.ID.Label()),
 	}
 	if s := os.Getenv(envCanaryRowTimeout); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			t.Fatalf("%s: %v", envCanaryRowTimeout, err)
 		}
-		opts = append(opts, harness.WithRowTimeout(d))
+		opts = append(opts, engine.WithRowTimeout(d))
 	}
 	if s := os.Getenv(envCanarySettle); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			t.Fatalf("%s: %v", envCanarySettle, err)
 		}
-		opts = append(opts, harness.WithSettle(d))
+		opts = append(opts, engine.WithSettle(d))
 	}
-	harness.Run(t, newRealm, opts...)
+	engine.Run(t, newRealm, opts...)
 }
