@@ -10,9 +10,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
+	"github.com/conform-spi/conform/internal/engine"
 )
 
 func init() {

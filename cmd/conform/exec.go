@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/procstore"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/internal/chapter/fences"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reports"
 )
 

@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 )
 

@@ -10,8 +10,8 @@ import (
 	"io"
 
 	"github.com/conform-spi/conform/admission"
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 )
 

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 )
 

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/stores/appendonly"
 	"github.com/conform-spi/conform/stores/postgres"
 	"github.com/conform-spi/conform/stores/sqlite"

@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 )
 
 // fileOpeners are the file-backed stores' openers by scheme.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter/host"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 )
 

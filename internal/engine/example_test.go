@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )

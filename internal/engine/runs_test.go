@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter/host"
+	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
