@@ -1,23 +1,15 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
 	"os"
 
-	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/engine"
-	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
 
-// newRealm stands for a store author's own: each call makes a fresh,
-// empty realm. The examples use the reference store.
-func newRealm(context.Context) (hoststore.HostStoreFactory, error) {
-	return reference.NewFactory(), nil
-}
 
 // The examples that take a t are the body of a store's TestConform, the
 // `go test` that certifies it. Each engine.Run is a run of its own.
