@@ -10,7 +10,6 @@ import (
 	"github.com/conform-spi/conform/reports"
 )
 
-
 // The examples that take a t are the body of a store's TestConform, the
 // `go test` that certifies it. Each engine.Run is a run of its own.
 
