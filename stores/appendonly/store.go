@@ -25,14 +25,6 @@ var (
 	_ io.Closer           = (*Store)(nil)
 )
 
-func openStore(ctx context.Context, f *Factory) (*Store, error) {
-	db, err := f.file.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{f: f, db: db}, nil
-}
-
 // FenceTiming returns the timing the store declares and records leases
 // with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.FenceTiming() }

@@ -23,17 +23,8 @@ func TestSemantics(t *testing.T) {
 	storetest.Run(t, storetest.Config{NewFactory: pkg.NewFactory})
 }
 
-func TestOpenURL(t *testing.T) { pkg.TestOpenURL(t) }
-
-func TestFenceTimingOption(t *testing.T) { pkg.TestFenceTimingOption(t) }
-
-func TestCloseRemovesNewRealm(t *testing.T) { pkg.TestCloseRemovesNewRealm(t) }
-
-func TestCloseKillsOpenHandles(t *testing.T) { pkg.TestCloseKillsOpenHandles(t) }
-
-func TestCloseKeepsNamedRealm(t *testing.T) { pkg.TestCloseKeepsNamedRealm(t) }
-
-func TestNewRealmFailureLeavesNothing(t *testing.T) { pkg.TestNewRealmFailureLeavesNothing(t) }
+// TestRealm checks the realm's URL form, options and Close.
+func TestRealm(t *testing.T) { pkg.TestRealm(t) }
 
 func BenchmarkCommitSmall(b *testing.B) { storetest.BenchCommitSmall(b, pkg.NewFactory) }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/handles"
 )
 
 // URL parameters this store reads and removes before connecting.
@@ -74,9 +75,7 @@ type Factory struct {
 	lockKey  int64 // the realm's fence lock key; see the package doc
 	owned    bool  // the realm id is random, made here: Close deletes the realm
 
-	mu     sync.Mutex
-	closed bool                // set by Close
-	stores map[*Store]struct{} // the handles neither killed nor closed
+	stores handles.Set[*Store] // the handles neither killed nor closed
 
 	closing sync.Mutex // serialises Close's delete
 	dropped bool       // Close deleted the realm
@@ -248,23 +247,10 @@ func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{f: f, pool: newPool(f.conn.Copy(), f.maxConns)}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if !f.stores.Add(s) {
 		return nil, &hoststore.UnavailableError{Detail: fmt.Sprintf("postgres open: realm %s: the factory is closed", f.realm)}
 	}
-	if f.stores == nil {
-		f.stores = map[*Store]struct{}{}
-	}
-	f.stores[s] = struct{}{}
 	return s, nil
-}
-
-// forget drops s, killed or closed, from f's open handles.
-func (f *Factory) forget(s *Store) {
-	f.mu.Lock()
-	delete(f.stores, s)
-	f.mu.Unlock()
 }
 
 // Owned reports whether the factory made its realm (NewRealm, or OpenURL
@@ -280,14 +266,7 @@ func (f *Factory) Owned() bool { return f.owned }
 // returns the error of a delete that failed, and a later Close tries again;
 // after a Close that returned nil, Close does nothing and returns nil.
 func (f *Factory) Close() error {
-	f.mu.Lock()
-	f.closed = true
-	open := f.stores
-	f.stores = nil
-	f.mu.Unlock()
-	for s := range open {
-		s.Kill()
-	}
+	f.stores.Close()
 	if !f.owned {
 		return nil
 	}

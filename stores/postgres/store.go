@@ -38,7 +38,7 @@ func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.timing }
 // was sent with *hoststore.UnavailableError (nothing applied), after it
 // with *hoststore.IndeterminateError.
 func (s *Store) Kill() {
-	s.f.forget(s)
+	s.f.stores.Remove(s)
 	s.pool.kill()
 }
 
@@ -47,7 +47,7 @@ func (s *Store) Kill() {
 // then). Later calls return *hoststore.UnavailableError. Close after Kill
 // does nothing.
 func (s *Store) Close() error {
-	s.f.forget(s)
+	s.f.stores.Remove(s)
 	return s.pool.close()
 }
 

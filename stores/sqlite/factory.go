@@ -155,7 +155,11 @@ func (f *Factory) Open(ctx context.Context) (hoststore.HostStore, error) {
 // OpenStore returns what Open returns, as a *Store, for callers that want Kill
 // and Close without a type assertion.
 func (f *Factory) OpenStore(ctx context.Context) (*Store, error) {
-	return openStore(ctx, f)
+	db, err := f.file.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{f: f, db: db}, nil
 }
 
 // LapseFenceLeases ends every recorded lease by moving the realm's

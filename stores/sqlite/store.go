@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -23,14 +22,6 @@ var (
 	_ hoststore.Killer    = (*Store)(nil)
 	_ io.Closer           = (*Store)(nil)
 )
-
-func openStore(ctx context.Context, f *Factory) (*Store, error) {
-	db, err := f.file.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{f: f, db: db}, nil
-}
 
 // FenceTiming returns the timing the store declares and records leases with.
 func (s *Store) FenceTiming() hoststore.FenceTiming { return s.f.FenceTiming() }

@@ -22,10 +22,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/stores/internal/handles"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -182,9 +182,7 @@ type File struct {
 	cfg    Config
 	owned  bool // made by NewRealm: Close removes the file
 
-	mu      sync.Mutex
-	closed  bool                 // set by Close
-	handles map[*Handle]struct{} // the handles neither killed nor closed
+	handles handles.Set[*Handle]
 }
 
 // New returns the File at path with opts applied (see Configure), creating
@@ -232,40 +230,11 @@ func (f *File) Owned() bool { return f.owned }
 // removal that failed, and a later Close tries the removal again; otherwise
 // it returns nil, and a second Close does nothing more.
 func (f *File) Close() error {
-	f.mu.Lock()
-	f.closed = true
-	open := f.handles
-	f.handles = nil
-	f.mu.Unlock()
-	for h := range open {
-		h.Kill()
-	}
+	f.handles.Close()
 	if !f.owned {
 		return nil
 	}
 	return removeFiles(f.flavor, f.path)
-}
-
-// admit records h as an open handle of f, or returns
-// *hoststore.UnavailableError when f is closed.
-func (f *File) admit(h *Handle) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return &hoststore.UnavailableError{Detail: fmt.Sprintf("open %q: the realm is closed", f.path)}
-	}
-	if f.handles == nil {
-		f.handles = map[*Handle]struct{}{}
-	}
-	f.handles[h] = struct{}{}
-	return nil
-}
-
-// forget drops h, killed or closed, from f's open handles.
-func (f *File) forget(h *Handle) {
-	f.mu.Lock()
-	delete(f.handles, h)
-	f.mu.Unlock()
 }
 
 // dsn is the driver's data source name: the plain path, then the pragmas

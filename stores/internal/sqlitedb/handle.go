@@ -48,9 +48,9 @@ func (f *File) Open(ctx context.Context) (*Handle, error) {
 	read.SetMaxIdleConns(4)
 	life, end := context.WithCancel(context.Background())
 	h := &Handle{Read: read, Write: write, file: f, name: f.flavor.Name, life: life, end: end}
-	if err := f.admit(h); err != nil {
+	if !f.handles.Add(h) {
 		h.Kill()
-		return nil, err
+		return nil, &hoststore.UnavailableError{Detail: fmt.Sprintf("open %q: the realm is closed", f.path)}
 	}
 	if err := read.PingContext(ctx); err != nil {
 		h.Kill()
@@ -66,7 +66,7 @@ func (f *File) Open(ctx context.Context) (*Handle, error) {
 // cancelled (SQLite interrupts its statement; an open transaction is rolled
 // back and its connection discarded), and both pools are closed.
 func (h *Handle) Kill() {
-	h.file.forget(h)
+	h.file.handles.Remove(h)
 	h.killed.Store(true)
 	h.done.Store(true)
 	h.end()
@@ -79,7 +79,7 @@ func (h *Handle) Kill() {
 // Close closes the handle gracefully: calls in flight finish, and their
 // connections close as they are released.
 func (h *Handle) Close() error {
-	h.file.forget(h)
+	h.file.handles.Remove(h)
 	h.done.Store(true)
 	err := errors.Join(h.Read.Close(), h.Write.Close())
 	h.end()

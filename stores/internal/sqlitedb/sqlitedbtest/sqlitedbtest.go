@@ -1,7 +1,7 @@
 // Package sqlitedbtest holds the tests that the stores built on package
 // sqlitedb (stores/sqlite, stores/appendonly) run alike: their URL form,
-// their options, and the whole conformance chapter. Each store's own tests
-// call them with a Package describing the store.
+// their options, their Close, and the whole conformance chapter. Each
+// store's own tests call them with a Package describing the store.
 package sqlitedbtest
 
 import (
@@ -53,10 +53,29 @@ func (p Package[F, O]) NewFactory(t testing.TB) hoststore.HostStoreFactory {
 	return f
 }
 
-// TestOpenURL checks that Scheme:PATH opens the realm at PATH, and that a
+// TestRealm runs the tests of the realm's URL form, its options and its
+// Close, each a subtest named after what it checks.
+func (p Package[F, O]) TestRealm(t *testing.T) {
+	tests := []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"OpenURL", p.testOpenURL},
+		{"FenceTimingOption", p.testFenceTimingOption},
+		{"CloseRemovesNewRealm", p.testCloseRemovesNewRealm},
+		{"CloseKillsOpenHandles", p.testCloseKillsOpenHandles},
+		{"CloseKeepsNamedRealm", p.testCloseKeepsNamedRealm},
+		{"NewRealmFailureLeavesNothing", p.testNewRealmFailureLeavesNothing},
+	}
+	for _, c := range tests {
+		t.Run(c.name, c.test)
+	}
+}
+
+// testOpenURL checks that Scheme:PATH opens the realm at PATH, and that a
 // URL without a file, with a '?' in its path, of another scheme or with no
 // scheme is refused.
-func (p Package[F, O]) TestOpenURL(t *testing.T) {
+func (p Package[F, O]) testOpenURL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "realm.db")
 	f, err := p.OpenURL(t.Context(), p.Scheme+":"+path)
 	if err != nil {
@@ -76,10 +95,10 @@ func (p Package[F, O]) TestOpenURL(t *testing.T) {
 	}
 }
 
-// TestFenceTimingOption checks that WithFenceTiming sets the timing a
+// testFenceTimingOption checks that WithFenceTiming sets the timing a
 // handle declares and the lease it records, and that a zero timing and a
 // zero busy timeout are refused.
-func (p Package[F, O]) TestFenceTimingOption(t *testing.T) {
+func (p Package[F, O]) testFenceTimingOption(t *testing.T) {
 	timing, err := hoststore.NewFenceTiming(time.Second, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +197,12 @@ func realmFiles(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestCloseRemovesNewRealm checks that Close of a realm NewRealm made, once
+// testCloseRemovesNewRealm checks that Close of a realm NewRealm made, once
 // its handle is killed, removes the database file and its companions (here
 // also ones a dying process would leave behind), leaving its directory
 // empty; that a second Close returns nil; and that a later Open returns
 // *hoststore.UnavailableError.
-func (p Package[F, O]) TestCloseRemovesNewRealm(t *testing.T) {
+func (p Package[F, O]) testCloseRemovesNewRealm(t *testing.T) {
 	dir := t.TempDir()
 	f, err := p.NewRealm(t.Context(), dir)
 	if err != nil {
@@ -222,10 +241,10 @@ func (p Package[F, O]) TestCloseRemovesNewRealm(t *testing.T) {
 	}
 }
 
-// TestCloseKillsOpenHandles checks that Close kills a handle still open (a
+// testCloseKillsOpenHandles checks that Close kills a handle still open (a
 // later call on it returns *hoststore.UnavailableError) and removes the
 // realm's files all the same.
-func (p Package[F, O]) TestCloseKillsOpenHandles(t *testing.T) {
+func (p Package[F, O]) testCloseKillsOpenHandles(t *testing.T) {
 	dir := t.TempDir()
 	f, err := p.NewRealm(t.Context(), dir)
 	if err != nil {
@@ -250,10 +269,10 @@ func (p Package[F, O]) TestCloseKillsOpenHandles(t *testing.T) {
 	}
 }
 
-// TestCloseKeepsNamedRealm checks that Close of a realm opened by OpenURL
+// testCloseKeepsNamedRealm checks that Close of a realm opened by OpenURL
 // removes nothing and returns nil, twice, and that the realm opened again
 // holds what was committed.
-func (p Package[F, O]) TestCloseKeepsNamedRealm(t *testing.T) {
+func (p Package[F, O]) testCloseKeepsNamedRealm(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "named.db")
 	f, err := p.OpenURL(t.Context(), p.Scheme+":"+path)
@@ -292,9 +311,9 @@ func (p Package[F, O]) TestCloseKeepsNamedRealm(t *testing.T) {
 	}
 }
 
-// TestNewRealmFailureLeavesNothing checks that a NewRealm refused for a bad
+// testNewRealmFailureLeavesNothing checks that a NewRealm refused for a bad
 // option leaves no file in its directory.
-func (p Package[F, O]) TestNewRealmFailureLeavesNothing(t *testing.T) {
+func (p Package[F, O]) testNewRealmFailureLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := p.NewRealm(t.Context(), dir, p.WithBusyTimeout(0)); err == nil {
 		t.Fatal("NewRealm with a zero busy timeout succeeded")
