@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"sync"
-
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
@@ -65,41 +63,15 @@ func commandOf(id string) string {
 	return ""
 }
 
-// The chapters of the run in this process: the store's, but while a
-// fences run holds them (useFenceChapters). The runner reads them through
-// chapters; a process holds one run at a time, as Ginkgo runs one suite
-// per process.
-var (
-	chaptersMu    sync.Mutex
-	fenceRunHeld  bool
-	chaptersOfRun = storeChapters
-)
-
-// chapters returns the chapters of the run in this process:
-// storeChapters, or fenceChapters during a fences run.
-func chapters() []chapter.Chapter {
-	chaptersMu.Lock()
-	list := chaptersOfRun
-	chaptersMu.Unlock()
-	return list()
-}
-
-// fenceRun reports whether a fences run holds the chapters.
-func fenceRun() bool {
-	chaptersMu.Lock()
-	defer chaptersMu.Unlock()
-	return fenceRunHeld
-}
-
-// useFenceChapters makes chapters return fenceChapters until the function
-// it returns is called.
-func useFenceChapters() (restore func()) {
-	chaptersMu.Lock()
-	defer chaptersMu.Unlock()
-	fenceRunHeld, chaptersOfRun = true, fenceChapters
-	return func() {
-		chaptersMu.Lock()
-		defer chaptersMu.Unlock()
-		fenceRunHeld, chaptersOfRun = false, storeChapters
+// chapters returns the chapters a run with o runs: fenceChapters for a
+// fences run (Options.runsFences), else storeChapters.
+func (o Options) chapters() []chapter.Chapter {
+	if o.runsFences {
+		return fenceChapters()
 	}
+	return storeChapters()
 }
+
+// asFencesRun makes a run certify fences: it runs fenceChapters, not a
+// store's.
+func asFencesRun() Option { return func(o *Options) { o.runsFences = true } }

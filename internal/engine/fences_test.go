@@ -10,9 +10,9 @@ import (
 
 // TestFencesAreNotAStoreChapter: a store's run lists, selects and reports
 // the store chapters alone; the admission chapter is the fences run's, and
-// only while a fences run holds the chapters.
+// a fences run's alone.
 func TestFencesAreNotAStoreChapter(t *testing.T) {
-	for _, ch := range chapters() {
+	for _, ch := range (Options{}).chapters() {
 		if ch.ID == fences.ID {
 			t.Fatalf("a store's run has the chapter %s", ch.ID)
 		}
@@ -23,14 +23,14 @@ func TestFencesAreNotAStoreChapter(t *testing.T) {
 	if got := commandOf("kill"); got != "run" {
 		t.Errorf("row kill is %q's, want run's", got)
 	}
-	restore := useFenceChapters()
-	chs := chapters()
-	restore()
+	var o Options
+	asFencesRun()(&o)
+	chs := o.chapters()
 	if len(chs) != 1 || chs[0].ID != fences.ID {
 		t.Errorf("a fences run has %d chapters, want the admission chapter alone", len(chs))
 	}
-	if fenceRun() {
-		t.Error("the fences run still holds the chapters after restore")
+	if chs := (Options{}).chapters(); len(chs) == 0 || chs[0].ID == fences.ID {
+		t.Error("a store's run has the fences run's chapters")
 	}
 }
 
@@ -77,11 +77,10 @@ func TestStoreRunRefusesFences(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "conform reproduce 'v1;seed=3;row=adm-try;fences=self'") {
 		t.Errorf("a fences repro in a store's run: %v, want refused naming conform reproduce", err)
 	}
-	defer useFenceChapters()()
-	if _, err := resolveEnv([]Option{withFences("self", "")}, noEnv); err != nil {
+	if _, err := resolveEnv([]Option{asFencesRun(), withFences("self", "")}, noEnv); err != nil {
 		t.Errorf("a fences run: %v", err)
 	}
-	if _, err := resolveEnv(nil, noEnv); err == nil {
+	if _, err := resolveEnv([]Option{asFencesRun()}, noEnv); err == nil {
 		t.Error("a fences run without fences was not refused")
 	}
 }
