@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/chapter/fences"
@@ -19,6 +21,11 @@ func storeChapters() []chapter.Chapter {
 		worker.Chapter(),
 		explore.Chapter(),
 	}
+}
+
+// isStoreChapter reports whether c is one of storeChapters.
+func isStoreChapter(c chapter.Chapter) bool {
+	return slices.ContainsFunc(storeChapters(), func(s chapter.Chapter) bool { return s.ID == c.ID })
 }
 
 // fenceChapters returns the chapters that certify an implementation of

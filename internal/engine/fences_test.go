@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 )
 
@@ -104,5 +105,42 @@ func TestCommandRefusesFencesOnRun(t *testing.T) {
 	var out bytes.Buffer
 	if c.Run([]string{"run", "-h"}, &out, &out) != 0 || strings.Contains(out.String(), "fences") {
 		t.Errorf("run's help shows the fences' flags:\n%s", out.String())
+	}
+}
+
+// TestFencesReportListsAdmissionObligations: a fences run's report lists
+// the admission chapter's rows and its adm:* obligations alone, and a
+// store's run lists the shared obligations and none of them.
+func TestFencesReportListsAdmissionObligations(t *testing.T) {
+	o, err := resolveEnv([]Option{asFencesRun(), withFences("self", ""), WithReportDir("-")}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newSuite(o.Options).collect(nil, "", false)
+	if len(run.Obligations) == 0 {
+		t.Fatal("a fences run's report lists no obligation")
+	}
+	for _, ob := range run.Obligations {
+		if !strings.HasPrefix(string(ob.ID), "adm:") {
+			t.Errorf("a fences run's report lists obligation %s", ob.ID)
+		}
+	}
+	for _, row := range run.Rows {
+		if row.Chapter != fences.ID {
+			t.Errorf("a fences run's report has row %s of chapter %s", row.ID, row.Chapter)
+		}
+	}
+	store, err := resolveEnv([]Option{WithReportDir("-")}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeRun := newSuite(store.Options).collect(nil, "", false)
+	for _, ob := range storeRun.Obligations {
+		if strings.HasPrefix(string(ob.ID), "adm:") {
+			t.Errorf("a store's run's report lists obligation %s", ob.ID)
+		}
+	}
+	if len(storeRun.Obligations) == 0 || storeRun.Obligations[0].ID != chapter.Obligations[0].ID {
+		t.Errorf("a store's run's report does not start with the shared obligations: %v", storeRun.Obligations)
 	}
 }

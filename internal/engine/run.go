@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -410,10 +411,14 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// catalogue returns the obligations of chs: the shared catalogue, then
-// each chapter's own.
+// catalogue returns the obligations of chs: the shared catalogue when chs
+// hold a store's chapter, then each chapter's own. A fences run's are the
+// admission chapter's alone.
 func catalogue(chs []chapter.Chapter) chapter.Catalogue {
-	out := append(chapter.Catalogue(nil), chapter.Obligations...)
+	var out chapter.Catalogue
+	if slices.ContainsFunc(chs, isStoreChapter) {
+		out = append(out, chapter.Obligations...)
+	}
 	for _, c := range chs {
 		out = append(out, c.Obligations...)
 	}

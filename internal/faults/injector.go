@@ -58,6 +58,10 @@ type Injector struct {
 	clock harnessClock
 }
 
+// armedAll counts what is armed in every injector of the process (see
+// ArmedAnywhere).
+var armedAll atomic.Int64
+
 // NewInjector returns an injector with nothing armed.
 func NewInjector() *Injector {
 	i := &Injector{}
