@@ -10,7 +10,6 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-
 // allOps runs each of the six requests once and returns their errors.
 func allOps(t *testing.T, s *Store) map[Op]error {
 	t.Helper()
