@@ -11,6 +11,14 @@ import (
 	"github.com/conform-spi/conform/internal/faults"
 )
 
+// testInj is the injector the tests hold the pair batch on; it claims the
+// batch's id, so a commit under a context without an injector reaches it.
+var testInj = func() *faults.Injector {
+	i := faults.NewInjector()
+	i.Claim("pair")
+	return i
+}()
+
 // idIs matches one commit id, so a hold never catches another test's commit.
 func idIs(id string) func(hoststore.CommitID) bool {
 	return func(c hoststore.CommitID) bool { return c == hoststore.CommitID(id) }
@@ -75,7 +83,7 @@ func TestHeldCommitHoldsNothingUp(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, tok, pair := pairRealm(t)
-			h := faults.HoldAt(site, idIs("pair"))
+			h := testInj.HoldAt(site, idIs("pair"))
 			defer h.Disarm()
 			done := make(chan error, 1)
 			go func() { done <- s.Commit(bg, pair) }()
@@ -123,7 +131,7 @@ func TestCrashAtSite(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, _, pair := pairRealm(t)
-			h := faults.HoldAt(site, idIs("pair"))
+			h := testInj.HoldAt(site, idIs("pair"))
 			defer h.Disarm()
 			h.Crash()
 			if err := s.Commit(bg, pair); !errors.Is(err, instore.ErrCrashed) {
@@ -154,7 +162,7 @@ func TestKillWhileHeld(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(string(tc.site), func(t *testing.T) {
 			f, s, _, pair := pairRealm(t)
-			h := faults.HoldAt(tc.site, idIs("pair"))
+			h := testInj.HoldAt(tc.site, idIs("pair"))
 			defer h.Disarm()
 			done := make(chan error, 1)
 			go func() { done <- s.Commit(bg, pair) }()
@@ -173,7 +181,7 @@ func TestContextEndsWhileHeld(t *testing.T) {
 	for _, site := range instore.Sites {
 		t.Run(string(site), func(t *testing.T) {
 			f, s, _, pair := pairRealm(t)
-			h := faults.HoldAt(site, idIs("pair"))
+			h := testInj.HoldAt(site, idIs("pair"))
 			defer h.Disarm()
 			ctx, cancel := context.WithCancel(bg)
 			done := make(chan error, 1)
@@ -193,7 +201,7 @@ func TestContextEndsWhileHeld(t *testing.T) {
 // held batch, sent meanwhile from a new process, returns nil and acts once.
 func TestWaitersOnAHeldScope(t *testing.T) {
 	f, s, tok, pair := pairRealm(t)
-	h := faults.HoldAt(instore.CommitAfterPoint, idIs("pair"))
+	h := testInj.HoldAt(instore.CommitAfterPoint, idIs("pair"))
 	defer h.Disarm()
 	done := make(chan error, 1)
 	go func() { done <- s.Commit(bg, pair) }()

@@ -123,9 +123,11 @@ func TestSiteTwicePublish(t *testing.T) {
 			}
 			s := hoststore.ScopeRef{Kind: hoststore.KindRecord, Name: "twice"}
 			b := mustBatch(t, "twice-1", g.Token, hoststore.ScopeUpdate{Scope: s, Next: 1, Head: &[]byte{'h'}})
-			first := faults.HoldAt(instore.CommitBeforePoint, nil)
+			inj := faults.NewInjector()
+			inj.Claim(b.CommitID())
+			first := inj.HoldAt(instore.CommitBeforePoint, nil)
 			defer first.Disarm()
-			second := faults.HoldAt(instore.CommitBeforePoint, nil)
+			second := inj.HoldAt(instore.CommitBeforePoint, nil)
 			defer second.Disarm()
 			res := make(chan error, 1)
 			go func() { res <- w.Commit(ctx, b) }()

@@ -11,7 +11,6 @@ import (
 	"github.com/conform-spi/conform/internal/spec"
 
 	"github.com/conform-spi/conform/hoststore"
-	"github.com/conform-spi/conform/internal/faults"
 )
 
 // awaited is how a store call that await ran ended.
@@ -21,7 +20,7 @@ type awaited struct {
 	panicked string        // the panic and its stack, when it panicked
 	hung     bool          // it did not answer within its bound
 	gone     bool          // the caller's context ended first
-	took     time.Duration // the store's time: wall time less the harness's (faults.HarnessTime)
+	took     time.Duration // the store's time: wall time less the harness's (Injector.HarnessTime)
 	clean    bool          // the harness held or delayed no commit meanwhile
 }
 
@@ -32,19 +31,20 @@ const minRecheck = 20 * time.Millisecond
 // await runs f on its own goroutine and waits until it answers, until it
 // spent bound of the store's time (a hang), or until ctx ends. The store's
 // time is the wall time of the call less the time in which the harness
-// held or delayed a commit inside the store (faults.HarnessTime): a store
+// held or delayed a commit inside the store (the run's HarnessTime): a store
 // may rightly wait on such a commit, and the harness's own bookkeeping
 // runs outside the call. f's context ends when await returns without an
 // answer, so a store that heeds it can let go. What f answers reaches the
 // caller only in the awaited it returns: an answer that comes after await
-// returned is dropped, never written where the caller reads.
+// returned is dropped, never written where the caller reads. f runs under
+// a context bound to the run's injector.
 func (e *Env) await(ctx context.Context, bound time.Duration, f func(ctx context.Context) (any, error)) awaited {
-	cctx, cancel := context.WithCancel(ctx)
+	cctx, cancel := context.WithCancel(e.inj.Bind(ctx))
 	defer cancel()
 	end := e.enterCall()
 	defer end()
 	done := make(chan awaited, 1)
-	start, h0 := time.Now(), faults.HarnessTime()
+	start, h0 := time.Now(), e.inj.HarnessTime()
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -55,7 +55,7 @@ func (e *Env) await(ctx context.Context, bound time.Duration, f func(ctx context
 		done <- awaited{val: v, err: err}
 	}()
 	took := func() (time.Duration, bool) {
-		h := faults.HarnessTime() - h0
+		h := e.inj.HarnessTime() - h0
 		return time.Since(start) - h, h == 0
 	}
 	answered := func(a awaited) awaited {

@@ -79,6 +79,10 @@ type Config struct {
 	// Explore sizes the exploration chapter; its zero value leaves the
 	// chapter out.
 	Explore ExploreConfig
+	// Injector is the run's fault injector: every store call runs under a
+	// context bound to it, and the rows arm their holds on it. Nil gives
+	// each chapter run an injector of its own.
+	Injector *faults.Injector
 }
 
 // ExploreConfig is what the exploration chapter needs at run time.
@@ -185,7 +189,8 @@ type Env struct {
 	troubleOp  string        // that call's operation
 
 	timing *Timing
-	lease  time.Duration // the lease the store's handles declare (0: not read yet)
+	inj    *faults.Injector // the run's (Config.Injector), or the Env's own
+	lease  time.Duration    // the lease the store's handles declare (0: not read yet)
 
 	// busy counts the store calls in flight; busyFor is the time in which
 	// at least one was, up to busySince when busy > 0 (specClock).
@@ -212,7 +217,11 @@ func newEnv(ctx context.Context, cfg Config) (*Env, error) {
 	if realm == nil {
 		return nil, fmt.Errorf("new realm: the factory is nil")
 	}
-	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel(), timing: cfg.timing()}, nil
+	inj := cfg.Injector
+	if inj == nil {
+		inj = faults.NewInjector()
+	}
+	return &Env{Cfg: cfg, realm: realm, Model: reference.NewModel(), timing: cfg.timing(), inj: inj}, nil
 }
 
 // timing returns the run's Timing, or a new one when the config has none.
@@ -277,6 +286,10 @@ func (e *Env) Rand() *rand.Rand { return e.rng }
 // Timing is the run's record of the store's latency and health.
 func (e *Env) Timing() *Timing { return e.timing }
 
+// Injector returns the run's fault injector, on which the rows arm their
+// holds.
+func (e *Env) Injector() *faults.Injector { return e.inj }
+
 // RowID is the ID of the row running now.
 func (e *Env) RowID() reports.RowID { return e.rowID }
 
@@ -294,7 +307,7 @@ func (e *Env) Open(ctx context.Context) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.wrap = faults.Wrap(st)
+	p.wrap = e.inj.Wrap(st)
 	e.mu.Lock()
 	e.procs = append(e.procs, p)
 	e.mu.Unlock()

@@ -31,7 +31,7 @@ func (e *Env) ProbeInStore(ctx context.Context, site instore.Site) bool {
 	holds := map[instore.Site]*faults.Hold{}
 	for _, st := range instore.Sites {
 		id := b.CommitID()
-		h := faults.HoldAt(st, func(c hoststore.CommitID) bool { return c == id })
+		h := e.inj.HoldAt(st, func(c hoststore.CommitID) bool { return c == id })
 		h.Release()
 		holds[st] = h
 	}

@@ -115,7 +115,7 @@ func (p *Proc) runAs(ctx, callCtx context.Context, op string, f func(ctx context
 		if callCtx == ctx {
 			return f(actx)
 		}
-		mctx, cancel := context.WithCancel(callCtx)
+		mctx, cancel := context.WithCancel(e.inj.Bind(callCtx))
 		defer cancel()
 		defer context.AfterFunc(actx, cancel)()
 		return f(mctx)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
-	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/reference"
 )
 
@@ -76,7 +75,7 @@ func TestAwaitJudgesOnlyTheStoresTime(t *testing.T) {
 		t.Errorf("a call that never answers: %+v, want a hang after %s", a, bound)
 	}
 
-	h := faults.HoldAt(instore.CommitLocked, nil)
+	h := e.Injector().HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
 	res := make(chan awaited, 1)
 	go func() {

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"sync"
+	"slices"
 
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
@@ -21,6 +21,11 @@ func storeChapters() []chapter.Chapter {
 		worker.Chapter(),
 		explore.Chapter(),
 	}
+}
+
+// isStoreChapter reports whether c is one of storeChapters.
+func isStoreChapter(c chapter.Chapter) bool {
+	return slices.ContainsFunc(storeChapters(), func(s chapter.Chapter) bool { return s.ID == c.ID })
 }
 
 // fenceChapters returns the chapters that certify an implementation of
@@ -65,41 +70,15 @@ func commandOf(id string) string {
 	return ""
 }
 
-// The chapters of the run in this process: the store's, but while a
-// fences run holds them (useFenceChapters). The runner reads them through
-// chapters; a process holds one run at a time, as Ginkgo runs one suite
-// per process.
-var (
-	chaptersMu    sync.Mutex
-	fenceRunHeld  bool
-	chaptersOfRun = storeChapters
-)
-
-// chapters returns the chapters of the run in this process:
-// storeChapters, or fenceChapters during a fences run.
-func chapters() []chapter.Chapter {
-	chaptersMu.Lock()
-	list := chaptersOfRun
-	chaptersMu.Unlock()
-	return list()
-}
-
-// fenceRun reports whether a fences run holds the chapters.
-func fenceRun() bool {
-	chaptersMu.Lock()
-	defer chaptersMu.Unlock()
-	return fenceRunHeld
-}
-
-// useFenceChapters makes chapters return fenceChapters until the function
-// it returns is called.
-func useFenceChapters() (restore func()) {
-	chaptersMu.Lock()
-	defer chaptersMu.Unlock()
-	fenceRunHeld, chaptersOfRun = true, fenceChapters
-	return func() {
-		chaptersMu.Lock()
-		defer chaptersMu.Unlock()
-		fenceRunHeld, chaptersOfRun = false, storeChapters
+// chapters returns the chapters a run with o runs: fenceChapters for a
+// fences run (Options.runsFences), else storeChapters.
+func (o Options) chapters() []chapter.Chapter {
+	if o.runsFences {
+		return fenceChapters()
 	}
+	return storeChapters()
 }
+
+// asFencesRun makes a run certify fences: it runs fenceChapters, not a
+// store's.
+func asFencesRun() Option { return func(o *Options) { o.runsFences = true } }

@@ -26,7 +26,7 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
 		LabelFilter: filter,
-		Obligations: catalogue(chapters()),
+		Obligations: catalogue(o.chapters()),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
 		Shard:                shardOf(o),
@@ -41,7 +41,7 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 		sel = nil // the run ran with it, so it parses; select nothing rather than guess
 	}
 	byRow := map[reports.RowID]bool{}
-	for _, ch := range chapters() {
+	for _, ch := range o.chapters() {
 		for _, row := range ch.Rows() {
 			byRow[row.ID] = true
 			run.Rows = append(run.Rows, reports.Row{

@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/fences"
 )
 
 // TestFencesAreNotAStoreChapter: a store's run lists, selects and reports
 // the store chapters alone; the admission chapter is the fences run's, and
-// only while a fences run holds the chapters.
+// a fences run's alone.
 func TestFencesAreNotAStoreChapter(t *testing.T) {
-	for _, ch := range chapters() {
+	for _, ch := range (Options{}).chapters() {
 		if ch.ID == fences.ID {
 			t.Fatalf("a store's run has the chapter %s", ch.ID)
 		}
@@ -23,14 +24,14 @@ func TestFencesAreNotAStoreChapter(t *testing.T) {
 	if got := commandOf("kill"); got != "run" {
 		t.Errorf("row kill is %q's, want run's", got)
 	}
-	restore := useFenceChapters()
-	chs := chapters()
-	restore()
+	var o Options
+	asFencesRun()(&o)
+	chs := o.chapters()
 	if len(chs) != 1 || chs[0].ID != fences.ID {
 		t.Errorf("a fences run has %d chapters, want the admission chapter alone", len(chs))
 	}
-	if fenceRun() {
-		t.Error("the fences run still holds the chapters after restore")
+	if chs := (Options{}).chapters(); len(chs) == 0 || chs[0].ID == fences.ID {
+		t.Error("a store's run has the fences run's chapters")
 	}
 }
 
@@ -77,11 +78,10 @@ func TestStoreRunRefusesFences(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "conform reproduce 'v1;seed=3;row=adm-try;fences=self'") {
 		t.Errorf("a fences repro in a store's run: %v, want refused naming conform reproduce", err)
 	}
-	defer useFenceChapters()()
-	if _, err := resolveEnv([]Option{withFences("self", "")}, noEnv); err != nil {
+	if _, err := resolveEnv([]Option{asFencesRun(), withFences("self", "")}, noEnv); err != nil {
 		t.Errorf("a fences run: %v", err)
 	}
-	if _, err := resolveEnv(nil, noEnv); err == nil {
+	if _, err := resolveEnv([]Option{asFencesRun()}, noEnv); err == nil {
 		t.Error("a fences run without fences was not refused")
 	}
 }
@@ -105,5 +105,42 @@ func TestCommandRefusesFencesOnRun(t *testing.T) {
 	var out bytes.Buffer
 	if c.Run([]string{"run", "-h"}, &out, &out) != 0 || strings.Contains(out.String(), "fences") {
 		t.Errorf("run's help shows the fences' flags:\n%s", out.String())
+	}
+}
+
+// TestFencesReportListsAdmissionObligations: a fences run's report lists
+// the admission chapter's rows and its adm:* obligations alone, and a
+// store's run lists the shared obligations and none of them.
+func TestFencesReportListsAdmissionObligations(t *testing.T) {
+	o, err := resolveEnv([]Option{asFencesRun(), withFences("self", ""), WithReportDir("-")}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newSuite(o.Options).collect(nil, "", false)
+	if len(run.Obligations) == 0 {
+		t.Fatal("a fences run's report lists no obligation")
+	}
+	for _, ob := range run.Obligations {
+		if !strings.HasPrefix(string(ob.ID), "adm:") {
+			t.Errorf("a fences run's report lists obligation %s", ob.ID)
+		}
+	}
+	for _, row := range run.Rows {
+		if row.Chapter != fences.ID {
+			t.Errorf("a fences run's report has row %s of chapter %s", row.ID, row.Chapter)
+		}
+	}
+	store, err := resolveEnv([]Option{WithReportDir("-")}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeRun := newSuite(store.Options).collect(nil, "", false)
+	for _, ob := range storeRun.Obligations {
+		if strings.HasPrefix(string(ob.ID), "adm:") {
+			t.Errorf("a store's run's report lists obligation %s", ob.ID)
+		}
+	}
+	if len(storeRun.Obligations) == 0 || storeRun.Obligations[0].ID != chapter.Obligations[0].ID {
+		t.Errorf("a store's run's report does not start with the shared obligations: %v", storeRun.Obligations)
 	}
 }

@@ -18,7 +18,6 @@ const FencesReportDir = "conform-fences-report"
 // verdict, reports and an exit code of its own; it opens no store and
 // reads no CONFORM_* variable (those are a store run's).
 func (c Command) cmdFences(name string, args []string, stdout, stderr io.Writer) int {
-	defer useFenceChapters()()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f runFlags
@@ -64,11 +63,11 @@ func (c Command) cmdFences(name string, args []string, stdout, stderr io.Writer)
 	if *timeout < MinRowTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails correct fences instead of judging them", *timeout, MinRowTimeout)
 	}
-	filter, err := rowFilter(f.rows, f.labels)
+	filter, err := rowFilter(f.rows, f.labels, asFencesRun())
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences})); err != nil {
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, runsFences: true})); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
 	if err := checkReportDir(f.reportDir); err != nil {
@@ -80,7 +79,7 @@ func (c Command) cmdFences(name string, args []string, stdout, stderr io.Writer)
 		}
 	}
 	f.store = "fences:" + f.fences
-	opts := []Option{WithRowTimeout(*timeout), WithLabelFilter(filter), withFences(f.fences, *fencesDir)}
+	opts := []Option{asFencesRun(), WithRowTimeout(*timeout), WithLabelFilter(filter), withFences(f.fences, *fencesDir)}
 	return c.certify(name, nil, f, "", opts, nil, stdout, stderr)
 }
 

@@ -433,11 +433,16 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	shown.PrintDefaults()
 }
 
-// rowFilter joins --rows and --label-filter into one label filter,
-// refusing unknown rows and malformed filters.
-func rowFilter(rows, labels string) (string, error) {
+// rowFilter joins --rows and --label-filter into one label filter over
+// the chapters of a run with opts, refusing unknown rows and malformed
+// filters.
+func rowFilter(rows, labels string, opts ...Option) (string, error) {
+	var o Options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	known := map[reports.RowID]bool{}
-	for _, ch := range chapters() {
+	for _, ch := range o.chapters() {
 		for _, r := range ch.Rows() {
 			known[r.ID] = true
 		}
@@ -461,13 +466,13 @@ func rowFilter(rows, labels string) (string, error) {
 	}
 	filter := strings.Join(parts, " || ")
 	if labels != "" {
-		if err := ValidateLabelFilter(labels); err != nil {
+		if err := ValidateLabelFilter(labels, opts...); err != nil {
 			return "", err
 		}
 		filter = joinFilters(filter, labels)
 	}
 	if filter != "" {
-		if err := ValidateLabelFilter(filter); err != nil {
+		if err := ValidateLabelFilter(filter, opts...); err != nil {
 			return "", err
 		}
 	}

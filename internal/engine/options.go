@@ -116,6 +116,9 @@ type Options struct {
 	Ledger []reports.LedgerEntry
 	// exploreFor is the wall-time budget of `conform explore --budget`.
 	exploreFor time.Duration
+	// runsFences makes the run a fences run, over fenceChapters instead
+	// of storeChapters (asFencesRun; see Options.chapters).
+	runsFences bool
 }
 
 // ExploreStatus is the exploration chapter's progress after a history:
@@ -298,10 +301,10 @@ func fencesCommand(s string) ([]string, error) {
 // (CONFORM_REPRO), and a fences run without them: a store's run certifies
 // the store alone, and `conform fences` certifies fences.
 func checkFences(o Options, repro *Repro) error {
-	if repro != nil && repro.fenceRun() && !fenceRun() {
+	if repro != nil && repro.fenceRun() && !o.runsFences {
 		return fmt.Errorf("%s names a run of the fences (%s); run it with: conform reproduce '%s'", EnvRepro, repro.fencesName(), repro.String())
 	}
-	if !fenceRun() {
+	if !o.runsFences {
 		if o.Fences != "" || o.FencesDir != "" {
 			return fmt.Errorf("a store's run certifies no fences (fences %q): 'conform fences' certifies them", o.Fences)
 		}

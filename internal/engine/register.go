@@ -28,7 +28,7 @@ func Register(newRealm NewRealm, opts ...Option) bool {
 	if err != nil {
 		panic("conform: " + err.Error())
 	}
-	s := &suite{opts: o}
+	s := newSuite(o)
 	t := s.tree(newRealm)
 	BeforeSuite(func() {
 		s.start = time.Now()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,16 +21,21 @@ import (
 	"github.com/conform-spi/conform/reports"
 )
 
-// suite is the state of one run: its options, its start, the failpoints
-// it armed and the warnings it kept. Each run has its own.
+// suite is the state of one run: its options, its start, its fault
+// injector, the failpoints it armed there and the warnings it kept. Each
+// run has its own.
 type suite struct {
 	opts  Options
 	start time.Time
+	inj   *faults.Injector
 	armed []faults.Entry
 
 	mu       sync.Mutex
 	warnings []string
 }
+
+// newSuite returns the state of a run with o, with an injector of its own.
+func newSuite(o Options) *suite { return &suite{opts: o, inj: faults.NewInjector()} }
 
 // warn keeps a warning for the run's report and summary.
 func (s *suite) warn(msg string) {
@@ -42,8 +48,9 @@ func (s *suite) warn(msg string) {
 func (s *suite) tree(newRealm NewRealm) *spec.Tree {
 	cfg := chapterConfig(s.opts, newRealm)
 	cfg.Warn = s.warn
+	cfg.Injector = s.inj
 	t := spec.NewTree()
-	chapter.RegisterAll(t, cfg, chapters())
+	chapter.RegisterAll(t, cfg, s.opts.chapters())
 	return t
 }
 
@@ -107,14 +114,15 @@ func verdictFailure(run *reports.Run, werr error) string {
 	return ""
 }
 
-// arm arms the run's failpoints; a bad one fails the run before any row.
+// arm arms the run's failpoints on its injector; a bad one fails the run
+// before any row.
 func (s *suite) arm() error {
 	for _, fp := range s.opts.Failpoints {
 		e, terms, err := faults.ParseFailpointFlag(fp)
 		if err != nil {
 			return err
 		}
-		if err := faults.Arm(e, terms); err != nil {
+		if err := s.inj.Arm(e, terms); err != nil {
 			return err
 		}
 		s.armed = append(s.armed, e)
@@ -124,7 +132,7 @@ func (s *suite) arm() error {
 
 func (s *suite) disarm() {
 	for _, e := range s.armed {
-		faults.Disarm(e)
+		s.inj.Disarm(e)
 	}
 	s.armed = nil
 }
@@ -162,7 +170,7 @@ func run(tb testing.TB, newRealm NewRealm, opts ...Option) *reports.Run {
 		return nil
 	}
 	tb.Log(st.header())
-	s := &suite{opts: o}
+	s := newSuite(o)
 	rep := s.executeLogged(tb, newRealm)
 	res, werr := s.finish(rep, o.LabelFilter, rep.Interrupted)
 	if msg := verdictFailure(res, werr); msg != "" {
@@ -216,7 +224,7 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 			}
 		}()
 	}
-	s := &suite{opts: o}
+	s := newSuite(o)
 	rep := s.execute(ctx, newRealm, o.LabelFilter, binaryTimeout)
 	return s.finish(rep, o.LabelFilter, rep.Interrupted)
 }
@@ -231,9 +239,14 @@ func joinFilters(a, b string) string {
 	return "(" + a + ") && (" + b + ")"
 }
 
-// ValidateLabelFilter checks a label filter expression without running.
-func ValidateLabelFilter(f string) error {
-	_, err := selection(f, chapters())
+// ValidateLabelFilter checks a label filter expression against the
+// chapters of a run with opts, without running.
+func ValidateLabelFilter(f string, opts ...Option) error {
+	var o Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	_, err := selection(f, o.chapters())
 	return err
 }
 
@@ -276,7 +289,7 @@ func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
 
 // activeChapters returns the chapters a run with o includes.
 func activeChapters(o Options) []chapter.Chapter {
-	return chapter.Active(chapterConfig(o, nil), chapters())
+	return chapter.Active(chapterConfig(o, nil), o.chapters())
 }
 
 // selection returns the rows of chs that label filter f selects.
@@ -398,10 +411,14 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// catalogue returns the obligations of chs: the shared catalogue, then
-// each chapter's own.
+// catalogue returns the obligations of chs: the shared catalogue when chs
+// hold a store's chapter, then each chapter's own. A fences run's are the
+// admission chapter's alone.
 func catalogue(chs []chapter.Chapter) chapter.Catalogue {
-	out := append(chapter.Catalogue(nil), chapter.Obligations...)
+	var out chapter.Catalogue
+	if slices.ContainsFunc(chs, isStoreChapter) {
+		out = append(out, chapter.Obligations...)
+	}
 	for _, c := range chs {
 		out = append(out, c.Obligations...)
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -63,7 +64,7 @@ func TestRunThreeTimes(t *testing.T) {
 		if run == nil {
 			t.Fatalf("%s: no report model", name)
 		}
-		if n := faults.Armed(); n != 0 {
+		if n := faults.ArmedAnywhere(); n != 0 {
 			t.Errorf("%s: %d failpoints still armed after the run", name, n)
 		}
 		if len(run.Warnings) > 0 {
@@ -122,5 +123,68 @@ func TestRunThreeTimes(t *testing.T) {
 	}
 	if first == third || first.Start.Equal(third.Start) {
 		t.Error("the two reference runs share their report model")
+	}
+}
+
+// TestTwoRunsAtOnce runs the host store chapter twice at once in one
+// process: over the reference store and over the torn-batch canary,
+// whose failing rows (kill, takeover) hold and crash its commits inside
+// the store. Each run has its own injector, so the holds of one never
+// take the other's commits: the canary fails exactly its rows and its
+// test, the reference run passes, and nothing is armed after both.
+func TestTwoRunsAtOnce(t *testing.T) {
+	if os.Getenv(envCanary) != "" {
+		t.Skip("a child process runs only TestCanaryChild")
+	}
+	var c canaryCase
+	for _, cc := range canaryCases {
+		if cc.bugs == "torn-batch" {
+			c = cc
+		}
+	}
+	bugs, err := canary.Parse(c.bugs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func(store string) []engine.Option {
+		return []engine.Option{engine.WithReportDir(t.TempDir()), engine.WithSeed(canarySeed),
+			engine.WithStore(store), engine.WithLabelFilter(host.ID.Label()), engine.WithProgress(io.Discard)}
+	}
+	var (
+		wg            sync.WaitGroup
+		ref, broken   *reports.Run
+		refTB, brokTB = &recordingTB{TB: t}, &recordingTB{TB: t}
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		ref = engine.RunTB(refTB, func(context.Context) (hoststore.HostStoreFactory, error) {
+			return reference.NewFactory(), nil
+		}, opts("reference:")...)
+	}()
+	go func() {
+		defer wg.Done()
+		broken = engine.RunTB(brokTB, func(context.Context) (hoststore.HostStoreFactory, error) {
+			return canary.NewFactory(bugs), nil
+		}, opts("canary:"+c.bugs)...)
+	}()
+	wg.Wait()
+	if ref == nil || broken == nil {
+		t.Fatalf("a run has no report model: reference %v, canary %v", ref != nil, broken != nil)
+	}
+	if refTB.Failed() || ref.Verdict() != reports.VerdictConformant {
+		t.Errorf("the reference run beside the canary's is %s: %v %v", ref.Verdict().Label(), ref.Reasons(), refTB.errors)
+	}
+	for _, row := range ref.Rows {
+		if row.Chapter == host.ID && !row.Certified() {
+			t.Errorf("reference row %s: %s%v", row.ID, row.Status, row.Failures)
+		}
+	}
+	if !brokTB.Failed() {
+		t.Error("the canary's run did not fail its test")
+	}
+	checkCanary(t, c, broken)
+	if n := faults.ArmedAnywhere(); n != 0 {
+		t.Errorf("%d failpoints still armed after both runs", n)
 	}
 }

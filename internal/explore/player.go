@@ -32,6 +32,7 @@ var runs atomic.Uint64
 type player struct {
 	realm hoststore.HostStoreFactory
 	cfg   Config
+	inj   *faults.Injector // the run's (Config.Injector), or the history's own
 	run   uint64
 	procs int             // processes generated; observers are numbered after them
 	ctx   context.Context // the run's
@@ -55,7 +56,11 @@ type player struct {
 // and returns the player of a run bounded by cfg.HistoryTimeout, and what
 // releases it. It returns an error when the realm gives no first handle.
 func newPlayer(ctx context.Context, realm hoststore.HostStoreFactory, cfg Config) (*player, func(), error) {
-	ctx, dl, cancel := withDeadline(ctx, cfg.HistoryTimeout)
+	inj := cfg.Injector
+	if inj == nil {
+		inj = faults.NewInjector()
+	}
+	ctx, dl, cancel := withDeadline(inj.Bind(ctx), cfg.HistoryTimeout)
 	first, err := realm.Open(ctx)
 	if err != nil {
 		cancel()
@@ -66,7 +71,7 @@ func newPlayer(ctx context.Context, realm hoststore.HostStoreFactory, cfg Config
 		return nil, nil, errors.New("open returned no handle and no error")
 	}
 	ctx, stop := context.WithCancel(ctx)
-	pl := &player{realm: realm, cfg: cfg, run: runs.Add(1), ctx: ctx, stop: stop, deadline: dl, lease: first.FenceTiming().Lease(), abandon: ctx}
+	pl := &player{realm: realm, cfg: cfg, inj: inj, run: runs.Add(1), ctx: ctx, stop: stop, deadline: dl, lease: first.FenceTiming().Lease(), abandon: ctx}
 	if k, ok := first.(hoststore.Killer); ok {
 		k.Kill()
 	}
@@ -248,7 +253,7 @@ func (p *proc) start(ctx context.Context, e Event, held func()) func() (Event, e
 			s, err := pl.realm.Open(ctx)
 			return func(*Event) {
 				if err == nil && s != nil {
-					p.h = faults.Wrap(s)
+					p.h = pl.inj.Wrap(s)
 					p.all = append(p.all, p.h)
 				}
 			}, err
@@ -315,7 +320,7 @@ func (p *proc) start(ctx context.Context, e Event, held func()) func() (Event, e
 			return func(o *Event) { o.Rows = rows }, err
 		}
 	case e.Op == OpCommit:
-		undo = inject(ctx, h, e.Faults, built.CommitID(), held)
+		undo = inject(ctx, pl.inj, h, e.Faults, built.CommitID(), held)
 		req = func() (func(*Event), error) {
 			err := h.Commit(ctx, built)
 			return func(o *Event) { recordCommitLoss(o, err, e.Faults) }, err
@@ -394,11 +399,12 @@ var wrapperPhases = map[string]faults.Phase{faults.BeforeSend.String(): faults.B
 	faults.AfterAnswer.String(): faults.AfterAnswer}
 
 // inject sets up the faults fs of a commit sent as id on h, those that
-// replayable accepts, and returns what undoes what is left of them. A
+// replayable accepts, with its holds on inj, and returns what undoes what
+// is left of them. A
 // crash at an in-store site with held set holds the commit at its site,
 // runs held, and crashes the commit once held returned; without held, the
 // commit crashes at the site.
-func inject(ctx context.Context, h *faults.Store, fs []Fault, id hoststore.CommitID, held func()) func() {
+func inject(ctx context.Context, inj *faults.Injector, h *faults.Store, fs []Fault, id hoststore.CommitID, held func()) func() {
 	match := func(c *hoststore.CommitBatch) bool { return c.CommitID() == id }
 	var undo []func()
 	for _, f := range fs {
@@ -414,7 +420,7 @@ func inject(ctx context.Context, h *faults.Store, fs []Fault, id hoststore.Commi
 			undo = append(undo, in.Remove)
 			continue
 		}
-		hold := faults.HoldAtPass(instore.Site(f.Site), max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
+		hold := inj.HoldAtPass(instore.Site(f.Site), max(f.Pass, 1), func(c hoststore.CommitID) bool { return c == id })
 		if held == nil {
 			hold.Crash()
 		} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/faults"
 )
 
 // Config says how much to explore. Budgets count histories and
@@ -42,6 +43,10 @@ type Config struct {
 	// Observe, when set, is told how long each call that returned took
 	// (peeks aside), so that the bounds follow the store's latency.
 	Observe func(op Op, took time.Duration)
+	// Injector is the run's fault injector: each history's store calls
+	// run under a context bound to it, and its holds are armed on it. Nil
+	// gives each history an injector of its own.
+	Injector *faults.Injector
 }
 
 func (c Config) withDefaults() Config {

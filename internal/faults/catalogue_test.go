@@ -112,8 +112,8 @@ func TestParseFailpointFlag(t *testing.T) {
 			t.Errorf("ParseFailpointFlag(%q) = %v, want an error containing %q", c.flag, err, c.want)
 		}
 	}
-	if Armed() != 0 {
-		t.Fatalf("parsing armed something: Armed() = %d", Armed())
+	if def.Armed() != 0 {
+		t.Fatalf("parsing armed something: def.Armed() = %d", def.Armed())
 	}
 }
 
@@ -122,15 +122,15 @@ func TestArmDisarmInStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Arm(e, terms); err != nil {
+	if err := def.Arm(e, terms); err != nil {
 		t.Fatal(err)
 	}
 	if err := instore.At(ctx0, instore.CommitBeforePoint, "c1"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("At under an armed entry: %v, want instore.ErrCrashed", err)
 	}
-	Disarm(e)
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	def.Disarm(e)
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after Disarm, want 0", n)
 	}
 }
 
@@ -149,12 +149,12 @@ func TestArmDisarmInStoreAtPass(t *testing.T) {
 		e     Entry
 		terms string
 	}{{e2, terms2}, {e, terms}} {
-		if err := Arm(x.e, x.terms); err != nil {
+		if err := def.Arm(x.e, x.terms); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := Armed(); n != 2 {
-		t.Fatalf("Armed() = %d with commit-locked and commit-locked@2 armed, want 2", n)
+	if n := def.Armed(); n != 2 {
+		t.Fatalf("def.Armed() = %d with commit-locked and commit-locked@2 armed, want 2", n)
 	}
 	if err := instore.At(ctx0, instore.CommitLocked, "c1"); err != nil {
 		t.Fatalf("pass 1 under commit-locked@2: %v, want nil", err)
@@ -162,21 +162,21 @@ func TestArmDisarmInStoreAtPass(t *testing.T) {
 	if err := instore.At(ctx0, instore.CommitLocked, "c1"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("pass 2 under commit-locked@2: %v, want instore.ErrCrashed", err)
 	}
-	Disarm(e2)
-	if n := Armed(); n != 1 {
-		t.Fatalf("Armed() = %d after disarming commit-locked@2, want 1", n)
+	def.Disarm(e2)
+	if n := def.Armed(); n != 1 {
+		t.Fatalf("def.Armed() = %d after disarming commit-locked@2, want 1", n)
 	}
-	Disarm(e)
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	def.Disarm(e)
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after Disarm, want 0", n)
 	}
 	w, _ := Lookup(string(WrapCommitBeforeSend))
 	w.Pass = 2
-	if err := Arm(w, `return("kill")`); err == nil || !strings.Contains(err.Error(), "in-store sites only") {
+	if err := def.Arm(w, `return("kill")`); err == nil || !strings.Contains(err.Error(), "in-store sites only") {
 		t.Fatalf("Arm of a wrapper entry with a pass = %v, want a refusal", err)
 	}
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after a refusal, want 0", n)
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after a refusal, want 0", n)
 	}
 }
 
@@ -185,35 +185,35 @@ func TestArmDisarmWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Arm(e, terms); err != nil {
+	if err := def.Arm(e, terms); err != nil {
 		t.Fatal(err)
 	}
-	s := Wrap(&fakeStore{})
+	s := def.Wrap(&fakeStore{})
 	if err := s.Commit(ctx0, batch(t, "c1")); hoststore.KindOf(err) != hoststore.ErrKindUnavailable {
 		t.Fatalf("commit under an armed wrapper entry: %v, want Unavailable", err)
 	}
-	Disarm(e)
+	def.Disarm(e)
 	if err := s.Commit(ctx0, batch(t, "c2")); err != nil {
 		t.Fatalf("commit after Disarm: %v, want nil", err)
 	}
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after Disarm, want 0", n)
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after Disarm, want 0", n)
 	}
 }
 
 func TestArmRefuses(t *testing.T) {
 	e, _ := Lookup(string(instore.CommitLocked))
-	if err := Arm(e, `return("kill")`); err == nil {
+	if err := def.Arm(e, `return("kill")`); err == nil {
 		t.Error("Arm took a wrapper's return value at an in-store entry")
 	}
-	if err := Arm(Entry{Name: "commit-nowhere", Layer: LayerInStore}, "return(true)"); err == nil || !strings.Contains(err.Error(), "not in the catalogue") {
+	if err := def.Arm(Entry{Name: "commit-nowhere", Layer: LayerInStore}, "return(true)"); err == nil || !strings.Contains(err.Error(), "not in the catalogue") {
 		t.Errorf("Arm of an unknown entry = %v, want a refusal", err)
 	}
-	if err := Arm(Entry{Name: string(instore.CommitLocked), Layer: LayerWrapper}, `return("kill")`); err == nil {
+	if err := def.Arm(Entry{Name: string(instore.CommitLocked), Layer: LayerWrapper}, `return("kill")`); err == nil {
 		t.Error("Arm took an entry whose layer is not the catalogue's")
 	}
-	Disarm(Entry{Name: "commit-nowhere", Layer: "elsewhere"})
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after refusals, want 0", n)
+	def.Disarm(Entry{Name: "commit-nowhere", Layer: "elsewhere"})
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after refusals, want 0", n)
 	}
 }

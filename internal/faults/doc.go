@@ -9,9 +9,8 @@
 // An Injector holds everything one run arms; several runs in one process
 // each have their own (NewInjector) and never see each other's holds,
 // terms, pass counts or harness time. A run binds its injector to the
-// context it passes to every store call (Injector.Bind). The package's
-// functions (HoldAt, ArmTerms, Arm, Wrap, ...) act on the default injector
-// (Default), for callers not yet converted.
+// context it passes to every store call (Injector.Bind). There is no
+// default injector: everything is armed on one run's injector.
 //
 // # In-store failpoints
 //
@@ -22,10 +21,10 @@
 // store that commits under a context of its own reaches the injectors with
 // something armed by commit id: the first that claims it (Injector.Claim;
 // an injector claims the commits sent through its wrapper and those it
-// saw under a bound context), else the default injector. An injector is
-// in internal/hook's slot from the first hold, recorder or term set armed
-// to the last one disarmed; with nothing armed anywhere the slot is empty
-// and instore.At costs one atomic load.
+// saw under a bound context); a commit that none claims meets no fault.
+// An injector is in internal/hook's slot from the first hold, recorder or
+// term set armed to the last one disarmed; with nothing armed anywhere the
+// slot is empty and instore.At costs one atomic load.
 //
 // HoldAt holds the first matching commit at a site until the harness
 // releases it (Release) or crashes it there (Crash; instore.At then returns

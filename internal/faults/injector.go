@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
@@ -21,11 +20,9 @@ import (
 // store call. A store that commits under a context of its own reaches
 // the injectors that have something armed, matched by commit id: the
 // first that claims it (Claim; commits sent through its wrapper, and
-// commits it saw under a bound context, are claimed), else the default
-// injector, when it has something armed.
+// commits it saw under a bound context, are claimed), while it has
+// something armed. A commit that no injector claims meets no fault.
 type Injector struct {
-	fallback bool // the default injector: hook's fallback instead of an active one
-
 	// armed counts the in-store holds, recorders and term sets. It changes
 	// only with reg held. While it is above zero the injector is active in
 	// internal/hook; at zero it is not, and the pass table is emptied.
@@ -58,6 +55,10 @@ type Injector struct {
 	clock harnessClock
 }
 
+// armedAll counts what is armed in every injector of the process (see
+// ArmedAnywhere).
+var armedAll atomic.Int64
+
 // NewInjector returns an injector with nothing armed.
 func NewInjector() *Injector {
 	i := &Injector{}
@@ -66,19 +67,6 @@ func NewInjector() *Injector {
 	i.wrapReg.terms = map[WrapSite]*termSet{}
 	return i
 }
-
-var defaultInjector = func() *Injector {
-	i := NewInjector()
-	i.fallback = true
-	return i
-}()
-
-// Default returns the process's default injector, which the package's
-// functions (HoldAt, ArmTerms, Wrap, ...) arm. They serve callers not yet
-// converted to an injector of their own. The default injector takes the
-// in-store calls under a context without an injector that no other
-// injector claims.
-func Default() *Injector { return defaultInjector }
 
 // Bind returns a copy of ctx that carries the injector: the in-store
 // calls of a commit made under it reach this injector and no other, and
@@ -130,23 +118,11 @@ func (d *dispatcher) Armed() bool { return d.armed.Load() > 0 }
 
 // activate makes the injector reachable from a context without one; called
 // with reg held when its first thing is armed.
-func (i *Injector) activate() {
-	if i.fallback {
-		hook.SetFallback(i.hooked())
-	} else {
-		hook.Activate(i.hooked())
-	}
-}
+func (i *Injector) activate() { hook.Activate(i.hooked()) }
 
 // deactivate undoes activate; called with reg held when its last thing is
 // disarmed.
-func (i *Injector) deactivate() {
-	if i.fallback {
-		hook.SetFallback(nil)
-	} else {
-		hook.Deactivate(i.hooked())
-	}
-}
+func (i *Injector) deactivate() { hook.Deactivate(i.hooked()) }
 
 // idSet is a bounded set of commit ids, in two generations as the pass
 // table: an id is kept while up to PassMemory others are added after it.
@@ -179,59 +155,3 @@ func (s *idSet) has(id hoststore.CommitID) bool {
 	}
 	return ok
 }
-
-// The package's functions below act on the default injector. They serve
-// callers not yet converted to an injector of their own.
-
-// HoldAt is Default().HoldAt.
-func HoldAt(site instore.Site, match func(hoststore.CommitID) bool) *Hold {
-	return defaultInjector.holdAt("HoldAt", site, AnyPass, match)
-}
-
-// HoldAtPass is Default().HoldAtPass.
-func HoldAtPass(site instore.Site, pass int, match func(hoststore.CommitID) bool) *Hold {
-	return defaultInjector.holdAt("HoldAtPass", site, pass, match)
-}
-
-// ArmTerms is Default().ArmTerms.
-func ArmTerms(site instore.Site, terms string) error { return defaultInjector.ArmTerms(site, terms) }
-
-// ArmTermsAtPass is Default().ArmTermsAtPass.
-func ArmTermsAtPass(site instore.Site, pass int, terms string) error {
-	return defaultInjector.ArmTermsAtPass(site, pass, terms)
-}
-
-// DisarmTerms is Default().DisarmTerms.
-func DisarmTerms(site instore.Site) { defaultInjector.DisarmTerms(site) }
-
-// DisarmTermsAtPass is Default().DisarmTermsAtPass.
-func DisarmTermsAtPass(site instore.Site, pass int) { defaultInjector.DisarmTermsAtPass(site, pass) }
-
-// Record is Default().Record.
-func Record(match func(hoststore.CommitID) bool) *Recorder { return defaultInjector.Record(match) }
-
-// Passes is Default().Passes.
-func Passes(id hoststore.CommitID) map[instore.Site]int { return defaultInjector.Passes(id) }
-
-// ForgetPasses is Default().ForgetPasses.
-func ForgetPasses(ids ...hoststore.CommitID) { defaultInjector.ForgetPasses(ids...) }
-
-// ArmWrapTerms is Default().ArmWrapTerms.
-func ArmWrapTerms(site WrapSite, terms string) error {
-	return defaultInjector.ArmWrapTerms(site, terms)
-}
-
-// DisarmWrapTerms is Default().DisarmWrapTerms.
-func DisarmWrapTerms(site WrapSite) { defaultInjector.DisarmWrapTerms(site) }
-
-// Arm is Default().Arm.
-func Arm(e Entry, terms string) error { return defaultInjector.Arm(e, terms) }
-
-// Disarm is Default().Disarm.
-func Disarm(e Entry) { defaultInjector.Disarm(e) }
-
-// Armed is Default().Armed.
-func Armed() int { return defaultInjector.Armed() }
-
-// HarnessTime is Default().HarnessTime.
-func HarnessTime() time.Duration { return defaultInjector.HarnessTime() }

@@ -15,6 +15,9 @@ import (
 	"github.com/conform-spi/conform/internal/hook"
 )
 
+// bg0 is a context that carries no injector, as a store's own does.
+var bg0 = context.Background()
+
 // arrived reports whether a hold's commit arrived, without waiting.
 func arrived(h *Hold) bool {
 	select {
@@ -32,7 +35,7 @@ func TestTwoInjectorsDoNotSeeEachOther(t *testing.T) {
 	a, b := NewInjector(), NewInjector()
 	defer requireInjectorDisarmed(t, a)
 	defer requireInjectorDisarmed(t, b)
-	ctxA, ctxB := a.Bind(ctx0), b.Bind(ctx0)
+	ctxA, ctxB := a.Bind(bg0), b.Bind(bg0)
 	ha := a.HoldAt(instore.CommitLocked, is("c1"))
 	defer ha.Disarm()
 	hb := b.HoldAt(instore.CommitLocked, is("c1"))
@@ -41,8 +44,8 @@ func TestTwoInjectorsDoNotSeeEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.DisarmTerms(instore.CommitBeforePoint)
-	if a.Armed() != 2 || b.Armed() != 1 || Armed() != 0 {
-		t.Fatalf("Armed: a %d, b %d, default %d; want 2, 1, 0", a.Armed(), b.Armed(), Armed())
+	if a.Armed() != 2 || b.Armed() != 1 || def.Armed() != 0 {
+		t.Fatalf("Armed: a %d, b %d, def %d; want 2, 1, 0", a.Armed(), b.Armed(), def.Armed())
 	}
 
 	held := atAsync(ctxA, instore.CommitLocked, "c1")
@@ -80,8 +83,7 @@ func TestTwoInjectorsDoNotSeeEachOther(t *testing.T) {
 }
 
 // A store that drops the caller's context reaches the active injector that
-// claims the commit; a commit nobody claims reaches the default injector
-// when it has something armed, and no injector otherwise.
+// claims the commit; a commit nobody claims reaches no injector.
 func TestCommitIDFallback(t *testing.T) {
 	defer requireDisarmed(t)
 	a, b := NewInjector(), NewInjector()
@@ -94,7 +96,7 @@ func TestCommitIDFallback(t *testing.T) {
 	a.Claim("ca")
 	b.Claim("cb")
 
-	held := atAsync(ctx0, instore.CommitLocked, "cb")
+	held := atAsync(bg0, instore.CommitLocked, "cb")
 	<-hb.Arrived()
 	if arrived(ha) {
 		t.Fatal("A's hold took a commit B claims")
@@ -103,35 +105,28 @@ func TestCommitIDFallback(t *testing.T) {
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	held = atAsync(ctx0, instore.CommitLocked, "ca")
+	held = atAsync(bg0, instore.CommitLocked, "ca")
 	<-ha.Arrived()
 	ha.Crash()
 	if err := <-held; !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("ca, claimed by A and crashed by its hold: %v, want instore.ErrCrashed", err)
 	}
 
-	// Nobody claims c9 and the default injector has nothing armed.
-	if err := ArmTerms(instore.CommitBeforePoint, "return(true)"); err != nil {
+	// Nobody claims c9: it meets no injector, though def has terms armed.
+	if err := def.ArmTerms(instore.CommitBeforePoint, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
-	DisarmTerms(instore.CommitBeforePoint)
+	defer def.DisarmTerms(instore.CommitBeforePoint)
 	a2 := a.HoldAt(instore.CommitLocked, nil)
 	defer a2.Disarm()
-	if err := instore.At(ctx0, instore.CommitLocked, "c9"); err != nil {
+	if err := instore.At(bg0, instore.CommitLocked, "c9"); err != nil {
 		t.Fatalf("an unclaimed commit: %v, want nil", err)
 	}
-	if arrived(a2) || len(a.Passes("c9")) != 0 {
-		t.Fatal("A took a commit it does not claim")
+	if err := instore.At(bg0, instore.CommitBeforePoint, "c9"); err != nil {
+		t.Fatalf("an unclaimed commit at a site def armed: %v, want nil", err)
 	}
-	// With the default injector armed, it takes what nobody claims.
-	hd := HoldAt(instore.CommitLocked, is("c9"))
-	defer hd.Disarm()
-	hd.Crash()
-	if err := instore.At(ctx0, instore.CommitLocked, "c9"); !errors.Is(err, instore.ErrCrashed) {
-		t.Fatalf("an unclaimed commit with the default injector armed: %v, want its crash", err)
-	}
-	if arrived(a2) {
-		t.Fatal("A took a commit the default injector should have")
+	if arrived(a2) || len(a.Passes("c9")) != 0 || len(def.Passes("c9")) != 0 {
+		t.Fatal("an injector took a commit it does not claim")
 	}
 }
 
@@ -148,10 +143,10 @@ func TestCountedCommitIsClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.DisarmTerms(instore.CommitBeforePoint)
-	if err := instore.At(a.Bind(ctx0), instore.CommitLocked, "c1"); err != nil {
+	if err := instore.At(a.Bind(bg0), instore.CommitLocked, "c1"); err != nil {
 		t.Fatal(err)
 	}
-	err := instore.At(ctx0, instore.CommitBeforePoint, "c1")
+	err := instore.At(bg0, instore.CommitBeforePoint, "c1")
 	if !errors.Is(err, instore.ErrCrashed) || !strings.Contains(err.Error(), strconv.Quote(`1*return("crash")`)) {
 		t.Fatalf("c1 at commit-before-point under a context of its own: %v, want A's crash", err)
 	}
@@ -188,7 +183,7 @@ func TestWrapperClaimsAndTermsAreTheInjectors(t *testing.T) {
 	defer hb.Disarm()
 	ha.Crash()
 	hb.Release()
-	if err := a.Wrap(&droppingStore{}).Commit(ctx0, batch(t, "wa")); !errors.Is(err, instore.ErrCrashed) {
+	if err := a.Wrap(&droppingStore{}).Commit(bg0, batch(t, "wa")); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("a commit through A's wrapper into a store that drops ctx: %v, want A's crash", err)
 	}
 	if arrived(hb) {
@@ -199,8 +194,8 @@ func TestWrapperClaimsAndTermsAreTheInjectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.DisarmWrapTerms(WrapCommitBeforeSend)
-	if Armed() != 0 {
-		t.Fatalf("the default injector counts %d armed", Armed())
+	if b.Armed() != 1 {
+		t.Fatalf("B counts %d armed, want its hold alone", b.Armed())
 	}
 	for _, c := range []struct {
 		what string
@@ -208,10 +203,10 @@ func TestWrapperClaimsAndTermsAreTheInjectors(t *testing.T) {
 		ctx  context.Context
 		want hoststore.ErrorKind
 	}{
-		{"Wrap under A's context", Wrap(&fakeStore{}), a.Bind(ctx0), hoststore.ErrKindUnavailable},
-		{"A's wrapper", a.Wrap(&fakeStore{}), ctx0, hoststore.ErrKindUnavailable},
-		{"A's wrapper under B's context", a.Wrap(&fakeStore{}), b.Bind(ctx0), hoststore.ErrKindNone},
-		{"Wrap", Wrap(&fakeStore{}), ctx0, hoststore.ErrKindNone},
+		{"B's wrapper under A's context", b.Wrap(&fakeStore{}), a.Bind(bg0), hoststore.ErrKindUnavailable},
+		{"A's wrapper", a.Wrap(&fakeStore{}), bg0, hoststore.ErrKindUnavailable},
+		{"A's wrapper under B's context", a.Wrap(&fakeStore{}), b.Bind(bg0), hoststore.ErrKindNone},
+		{"B's wrapper", b.Wrap(&fakeStore{}), bg0, hoststore.ErrKindNone},
 	} {
 		if k := hoststore.KindOf(c.s.Commit(c.ctx, batch(t, "w1"))); k != c.want {
 			t.Errorf("a commit through %s with A's before-send terms: kind %q, want %q", c.what, k, c.want)
@@ -224,7 +219,7 @@ func TestWrapperClaimsAndTermsAreTheInjectors(t *testing.T) {
 func TestUnarmedInjectorLeavesFastPath(t *testing.T) {
 	defer requireDisarmed(t)
 	a := NewInjector()
-	ctx := a.Bind(ctx0)
+	ctx := a.Bind(bg0)
 	if hook.Installed() {
 		t.Fatal("an injector with nothing armed is in internal/hook's slot")
 	}
@@ -262,7 +257,7 @@ func TestHarnessTimeIsTheInjectors(t *testing.T) {
 	a, b := NewInjector(), NewInjector()
 	h := a.HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	held := atAsync(a.Bind(ctx0), instore.CommitLocked, "c1")
+	held := atAsync(a.Bind(bg0), instore.CommitLocked, "c1")
 	<-h.Arrived()
 	time.Sleep(5 * time.Millisecond)
 	h.Release()
@@ -289,7 +284,7 @@ func TestInjectorsConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			inj := NewInjector()
-			ctx := inj.Bind(ctx0)
+			ctx := inj.Bind(bg0)
 			st := &scopeStore{scopes: 2}
 			rec := inj.Record(nil)
 			defer rec.Disarm()
@@ -332,7 +327,7 @@ func BenchmarkAtBoundUnarmed(b *testing.B) {
 	other := NewInjector()
 	h := other.HoldAt(instore.CommitLocked, is("other"))
 	defer h.Disarm()
-	ctx := NewInjector().Bind(ctx0)
+	ctx := NewInjector().Bind(bg0)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, s := range instore.Sites {

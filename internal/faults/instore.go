@@ -151,6 +151,7 @@ func (i *Injector) siteCountLocked(site instore.Site) int {
 
 // armOneLocked counts one more armed thing; called with reg held.
 func (i *Injector) armOneLocked() {
+	armedAll.Add(1)
 	if i.armed.Add(1) == 1 {
 		i.activate()
 	}
@@ -159,6 +160,7 @@ func (i *Injector) armOneLocked() {
 // dropOneLocked counts one less armed thing; called with reg held. At
 // zero it deactivates the injector and empties its pass table.
 func (i *Injector) dropOneLocked() {
+	armedAll.Add(-1)
 	if i.armed.Add(-1) == 0 {
 		i.deactivate()
 		i.passes.forgetAll()
@@ -444,3 +446,8 @@ func (ts *termSet) inStore(ctx context.Context, i *Injector, at Pass, id hoststo
 // it is zero before and after an injection. Rules injected into a wrapper
 // Store are that Store's own and are not counted.
 func (i *Injector) Armed() int { return int(i.armed.Load() + i.wrapArmed.Load()) }
+
+// ArmedAnywhere counts what is armed in every injector of the process, as
+// Armed counts it for one. A test can check it is zero once its runs
+// ended: nothing of them is left armed anywhere.
+func ArmedAnywhere() int { return int(armedAll.Load()) }

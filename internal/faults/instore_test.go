@@ -29,7 +29,7 @@ func is(id hoststore.CommitID) func(hoststore.CommitID) bool {
 // needs.
 func requireDisarmed(t *testing.T) {
 	t.Helper()
-	requireInjectorDisarmed(t, Default())
+	requireInjectorDisarmed(t, def)
 	if hook.Installed() {
 		t.Fatal("internal/hook's slot holds an injector with nothing armed")
 	}
@@ -71,11 +71,11 @@ func requireInjectorDisarmed(t *testing.T, i *Injector) {
 func TestAtNothingArmed(t *testing.T) {
 	requireDisarmed(t)
 	for _, s := range instore.Sites {
-		if err := instore.At(context.Background(), s, "c1"); err != nil {
+		if err := instore.At(ctx0, s, "c1"); err != nil {
 			t.Fatalf("At(%s) with nothing armed = %v, want nil", s, err)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = instore.At(context.Background(), instore.CommitLocked, "c1") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = instore.At(ctx0, instore.CommitLocked, "c1") }); n != 0 {
 		t.Fatalf("At with nothing armed allocates %v times, want 0", n)
 	}
 }
@@ -84,33 +84,33 @@ func TestAtNothingArmed(t *testing.T) {
 // the last thing disarmed, over holds and terms alike.
 func TestArmingFillsTheHookSlot(t *testing.T) {
 	requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, is("c1"))
+	h := def.HoldAt(instore.CommitLocked, is("c1"))
 	if !hook.Installed() {
 		t.Fatal("a hold is armed and the slot is empty")
 	}
-	if err := ArmTerms(instore.CommitAfterPoint, "return(true)"); err != nil {
+	if err := def.ArmTerms(instore.CommitAfterPoint, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
 	h.Disarm()
 	if !hook.Installed() {
 		t.Fatal("terms are still armed and the slot is empty")
 	}
-	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c2"); !errors.Is(err, instore.ErrCrashed) {
+	if err := instore.At(ctx0, instore.CommitAfterPoint, "c2"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("At under return(true) = %v, want instore.ErrCrashed", err)
 	}
-	DisarmTerms(instore.CommitAfterPoint)
+	def.DisarmTerms(instore.CommitAfterPoint)
 	requireDisarmed(t)
 }
 
 func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
-	h := HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return strings.HasPrefix(string(c), "a") })
+	h := def.HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return strings.HasPrefix(string(c), "a") })
 	defer requireDisarmed(t)
 	defer h.Disarm()
 
-	if err := instore.At(context.Background(), instore.CommitLocked, "b1"); err != nil {
+	if err := instore.At(ctx0, instore.CommitLocked, "b1"); err != nil {
 		t.Fatalf("At(b1), not matched: %v, want nil", err)
 	}
-	if err := instore.At(context.Background(), instore.CommitBeforePoint, "a0"); err != nil {
+	if err := instore.At(ctx0, instore.CommitBeforePoint, "a0"); err != nil {
 		t.Fatalf("At(a0) at another site: %v, want nil", err)
 	}
 	select {
@@ -118,10 +118,10 @@ func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
 		t.Fatal("Arrived closed before a matching commit reached the site")
 	default:
 	}
-	held := atAsync(context.Background(), instore.CommitLocked, "a1")
+	held := atAsync(ctx0, instore.CommitLocked, "a1")
 	<-h.Arrived()
 	// A second matching commit passes: the hold catches one.
-	if err := instore.At(context.Background(), instore.CommitLocked, "a2"); err != nil {
+	if err := instore.At(ctx0, instore.CommitLocked, "a2"); err != nil {
 		t.Fatalf("At(a2) while a1 is held: %v, want nil", err)
 	}
 	h.Release()
@@ -132,9 +132,9 @@ func TestHoldCatchesFirstMatchingCommitOnly(t *testing.T) {
 
 func TestHoldCrash(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitBeforePoint, is("c1"))
+	h := def.HoldAt(instore.CommitBeforePoint, is("c1"))
 	defer h.Disarm()
-	held := atAsync(context.Background(), instore.CommitBeforePoint, "c1")
+	held := atAsync(ctx0, instore.CommitBeforePoint, "c1")
 	<-h.Arrived()
 	h.Crash()
 	h.Release() // the first decision wins
@@ -149,11 +149,11 @@ func TestHoldCrash(t *testing.T) {
 
 func TestHoldReleasedBeforeArrivalPasses(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitAfterPoint, nil)
+	h := def.HoldAt(instore.CommitAfterPoint, nil)
 	defer h.Disarm()
 	h.Release()
 	// Called on this goroutine: it would block forever if it waited.
-	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c1"); err != nil {
+	if err := instore.At(ctx0, instore.CommitAfterPoint, "c1"); err != nil {
 		t.Fatalf("At after an early release: %v, want nil", err)
 	}
 	select {
@@ -165,37 +165,37 @@ func TestHoldReleasedBeforeArrivalPasses(t *testing.T) {
 
 func TestHoldCrashedBeforeArrivalCrashes(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, nil)
+	h := def.HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
 	h.Crash()
-	if err := instore.At(context.Background(), instore.CommitLocked, "c1"); !errors.Is(err, instore.ErrCrashed) {
+	if err := instore.At(ctx0, instore.CommitLocked, "c1"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("At after an early crash: %v, want instore.ErrCrashed", err)
 	}
 }
 
 func TestDisarmReleasesHeldCommit(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, nil)
-	held := atAsync(context.Background(), instore.CommitLocked, "c1")
+	h := def.HoldAt(instore.CommitLocked, nil)
+	held := atAsync(ctx0, instore.CommitLocked, "c1")
 	<-h.Arrived()
 	h.Disarm()
 	h.Disarm() // idempotent
 	if err := <-held; err != nil {
 		t.Fatalf("commit released by Disarm: %v, want nil", err)
 	}
-	if err := instore.At(context.Background(), instore.CommitLocked, "c2"); err != nil {
+	if err := instore.At(ctx0, instore.CommitLocked, "c2"); err != nil {
 		t.Fatalf("At after Disarm: %v, want nil", err)
 	}
 }
 
 func TestTwoHoldsReleasedIndependently(t *testing.T) {
 	defer requireDisarmed(t)
-	h1 := HoldAt(instore.CommitLocked, is("c1"))
-	h2 := HoldAt(instore.CommitLocked, is("c2"))
+	h1 := def.HoldAt(instore.CommitLocked, is("c1"))
+	h2 := def.HoldAt(instore.CommitLocked, is("c2"))
 	defer h1.Disarm()
 	defer h2.Disarm()
-	r1 := atAsync(context.Background(), instore.CommitLocked, "c1")
-	r2 := atAsync(context.Background(), instore.CommitLocked, "c2")
+	r1 := atAsync(ctx0, instore.CommitLocked, "c1")
+	r2 := atAsync(ctx0, instore.CommitLocked, "c2")
 	<-h1.Arrived()
 	<-h2.Arrived()
 	h1.Release()
@@ -212,9 +212,9 @@ func TestTwoHoldsReleasedIndependently(t *testing.T) {
 
 func TestHeldCommitHonoursContext(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, nil)
+	h := def.HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx0)
 	held := atAsync(ctx, instore.CommitLocked, "c1")
 	<-h.Arrived()
 	cancel()
@@ -228,24 +228,24 @@ func TestHeldCommitHonoursContext(t *testing.T) {
 
 func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, is("c1"))
-	held := atAsync(context.Background(), instore.CommitLocked, "c1")
+	h := def.HoldAt(instore.CommitLocked, is("c1"))
+	held := atAsync(ctx0, instore.CommitLocked, "c1")
 	<-h.Arrived()
 	// Other sites, and the held commit's own site, arm and disarm freely
 	// while the commit waits (pingcap's registry would deadlock on an
 	// Enable while a caller is paused).
 	for _, s := range instore.Sites {
-		o := HoldAt(s, is("other"))
-		if err := ArmTerms(s, "sleep(0)"); err != nil {
+		o := def.HoldAt(s, is("other"))
+		if err := def.ArmTerms(s, "sleep(0)"); err != nil {
 			t.Fatal(err)
 		}
-		if err := ArmTerms(s, `1*return("crash")`); err != nil {
+		if err := def.ArmTerms(s, `1*return("crash")`); err != nil {
 			t.Fatal(err)
 		}
-		DisarmTerms(s)
+		def.DisarmTerms(s)
 		o.Disarm()
 	}
-	if err := instore.At(context.Background(), instore.CommitAfterPoint, "c2"); err != nil {
+	if err := instore.At(ctx0, instore.CommitAfterPoint, "c2"); err != nil {
 		t.Fatalf("another commit while c1 is held: %v, want nil", err)
 	}
 	h.Disarm()
@@ -256,24 +256,24 @@ func TestArmingWhileHeldDoesNotDeadlock(t *testing.T) {
 
 func TestArmTermsCountedCrash(t *testing.T) {
 	defer requireDisarmed(t)
-	if err := ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
+	if err := def.ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(instore.CommitBeforePoint)
-	err := instore.At(context.Background(), instore.CommitBeforePoint, "c1")
+	defer def.DisarmTerms(instore.CommitBeforePoint)
+	err := instore.At(ctx0, instore.CommitBeforePoint, "c1")
 	if !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("first call under 1*return(\"crash\"): %v, want instore.ErrCrashed", err)
 	}
 	for _, id := range []hoststore.CommitID{"c2", "c3"} {
-		if err := instore.At(context.Background(), instore.CommitBeforePoint, id); err != nil {
+		if err := instore.At(ctx0, instore.CommitBeforePoint, id); err != nil {
 			t.Fatalf("call %s after the count was spent: %v, want nil", id, err)
 		}
 	}
 	// Re-arming starts a fresh count.
-	if err := ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
+	if err := def.ArmTerms(instore.CommitBeforePoint, `1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	if err := instore.At(context.Background(), instore.CommitBeforePoint, "c4"); !errors.Is(err, instore.ErrCrashed) {
+	if err := instore.At(ctx0, instore.CommitBeforePoint, "c4"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("first call after re-arming: %v, want instore.ErrCrashed", err)
 	}
 }
@@ -293,12 +293,12 @@ func TestArmTermsEffects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.terms, func(t *testing.T) {
 			defer requireDisarmed(t)
-			if err := ArmTerms(instore.CommitAfterPoint, c.terms); err != nil {
+			if err := def.ArmTerms(instore.CommitAfterPoint, c.terms); err != nil {
 				t.Fatal(err)
 			}
-			defer DisarmTerms(instore.CommitAfterPoint)
+			defer def.DisarmTerms(instore.CommitAfterPoint)
 			for i, want := range c.crash {
-				err := instore.At(context.Background(), instore.CommitAfterPoint, "c1")
+				err := instore.At(ctx0, instore.CommitAfterPoint, "c1")
 				if got := errors.Is(err, instore.ErrCrashed); got != want || (!want && err != nil) {
 					t.Fatalf("call %d under %s: %v, want crash=%v", i, c.terms, err, want)
 				}
@@ -309,11 +309,11 @@ func TestArmTermsEffects(t *testing.T) {
 
 func TestTermSleepHonoursContext(t *testing.T) {
 	defer requireDisarmed(t)
-	if err := ArmTerms(instore.CommitLocked, `sleep("1h")`); err != nil {
+	if err := def.ArmTerms(instore.CommitLocked, `sleep("1h")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(instore.CommitLocked)
-	ctx, cancel := context.WithCancel(context.Background())
+	defer def.DisarmTerms(instore.CommitLocked)
+	ctx, cancel := context.WithCancel(ctx0)
 	cancel()
 	if err := instore.At(ctx, instore.CommitLocked, "c1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleeping commit whose ctx ended: %v, want context.Canceled", err)
@@ -322,13 +322,13 @@ func TestTermSleepHonoursContext(t *testing.T) {
 
 func TestHoldThenTermsAtOneSite(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, nil)
+	h := def.HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	if err := ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
+	if err := def.ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(instore.CommitLocked)
-	held := atAsync(context.Background(), instore.CommitLocked, "c1")
+	defer def.DisarmTerms(instore.CommitLocked)
+	held := atAsync(ctx0, instore.CommitLocked, "c1")
 	<-h.Arrived()
 	h.Release()
 	if err := <-held; !errors.Is(err, instore.ErrCrashed) {
@@ -366,8 +366,8 @@ func TestTermsRefused(t *testing.T) {
 			t.Errorf("ValidateTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
 			continue
 		}
-		if err := ArmTerms(instore.CommitLocked, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ArmTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
+		if err := def.ArmTerms(instore.CommitLocked, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("def.ArmTerms(%q) = %v, want an error containing %q", c.terms, err, c.want)
 		}
 	}
 	// Valid terms with return values an in-store site does not take.
@@ -375,11 +375,11 @@ func TestTermsRefused(t *testing.T) {
 		if err := ValidateTerms(terms); err != nil {
 			t.Errorf("ValidateTerms(%q) = %v, want nil", terms, err)
 		}
-		if err := ArmTerms(instore.CommitLocked, terms); err == nil || !strings.Contains(err.Error(), `"crash", true`) {
-			t.Errorf("ArmTerms(%q) = %v, want a refusal naming the values taken", terms, err)
+		if err := def.ArmTerms(instore.CommitLocked, terms); err == nil || !strings.Contains(err.Error(), `"crash", true`) {
+			t.Errorf("def.ArmTerms(%q) = %v, want a refusal naming the values taken", terms, err)
 		}
 	}
-	if err := ArmTerms("commit-nowhere", "return(true)"); err == nil || !strings.Contains(err.Error(), "unknown in-store site") {
+	if err := def.ArmTerms("commit-nowhere", "return(true)"); err == nil || !strings.Contains(err.Error(), "unknown in-store site") {
 		t.Errorf("ArmTerms at an unknown site = %v, want a refusal", err)
 	}
 	requireDisarmed(t)
@@ -392,34 +392,34 @@ func TestHoldAtUnknownSitePanics(t *testing.T) {
 		}
 		requireDisarmed(t)
 	}()
-	HoldAt("commit-nowhere", nil)
+	def.HoldAt("commit-nowhere", nil)
 }
 
 func TestAtUnknownSiteWhileArmed(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, nil)
+	h := def.HoldAt(instore.CommitLocked, nil)
 	defer h.Disarm()
-	if err := instore.At(context.Background(), "commit-nowhere", "c1"); err != nil {
+	if err := instore.At(ctx0, "commit-nowhere", "c1"); err != nil {
 		t.Fatalf("At at an unknown site: %v, want nil", err)
 	}
 }
 
 func TestDisarmTermsIdempotent(t *testing.T) {
-	DisarmTerms(instore.CommitLocked)
-	if err := ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
+	def.DisarmTerms(instore.CommitLocked)
+	if err := def.ArmTerms(instore.CommitLocked, "return(true)"); err != nil {
 		t.Fatal(err)
 	}
-	DisarmTerms(instore.CommitLocked)
-	DisarmTerms(instore.CommitLocked)
+	def.DisarmTerms(instore.CommitLocked)
+	def.DisarmTerms(instore.CommitLocked)
 	requireDisarmed(t)
-	if err := instore.At(context.Background(), instore.CommitLocked, "c1"); err != nil {
+	if err := instore.At(ctx0, instore.CommitLocked, "c1"); err != nil {
 		t.Fatalf("At after DisarmTerms: %v, want nil", err)
 	}
 }
 
 func BenchmarkAtArmedOtherCommit(b *testing.B) {
-	ctx := context.Background()
-	h := HoldAt(instore.CommitLocked, is("other"))
+	ctx := ctx0
+	h := def.HoldAt(instore.CommitLocked, is("other"))
 	held := atAsync(ctx, instore.CommitLocked, "other")
 	<-h.Arrived()
 	b.ReportAllocs()
@@ -439,14 +439,14 @@ func BenchmarkAtArmedOtherCommit(b *testing.B) {
 
 func TestPanickingMatcherLeavesRegistryUsable(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAt(instore.CommitLocked, func(hoststore.CommitID) bool { panic("matcher broke") })
+	h := def.HoldAt(instore.CommitLocked, func(hoststore.CommitID) bool { panic("matcher broke") })
 	func() {
 		defer func() {
 			if p := recover(); p == nil {
 				t.Fatal("the matcher's panic did not reach the caller")
 			}
 		}()
-		_ = instore.At(context.Background(), instore.CommitLocked, "c1")
+		_ = instore.At(ctx0, instore.CommitLocked, "c1")
 	}()
 	h.Disarm() // would deadlock if the registry had stayed locked
 }

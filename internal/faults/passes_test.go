@@ -52,7 +52,7 @@ var twoPasses = map[instore.Site]int{instore.CommitLocked: 2, instore.CommitBefo
 func TestHoldAtPassHoldsOnlyThatPass(t *testing.T) {
 	defer requireDisarmed(t)
 	st := &scopeStore{scopes: 2}
-	h := HoldAtPass(instore.CommitLocked, 2, is("c1"))
+	h := def.HoldAtPass(instore.CommitLocked, 2, is("c1"))
 	defer h.Disarm()
 	if h.Site() != instore.CommitLocked || h.Pass() != 2 {
 		t.Fatalf("hold at %s pass %d, want commit-locked pass 2", h.Site(), h.Pass())
@@ -60,7 +60,7 @@ func TestHoldAtPassHoldsOnlyThatPass(t *testing.T) {
 	done := st.commitAsync(ctx0, "c1")
 	<-h.Arrived()
 	// Held at its second pass: the first went through, nothing after.
-	if got, want := Passes("c1"), map[instore.Site]int{instore.CommitLocked: 2}; !maps.Equal(got, want) {
+	if got, want := def.Passes("c1"), map[instore.Site]int{instore.CommitLocked: 2}; !maps.Equal(got, want) {
 		t.Fatalf("passes of c1 while held = %v, want %v", got, want)
 	}
 	// Another commit goes through both of its passes: the hold caught one.
@@ -71,14 +71,14 @@ func TestHoldAtPassHoldsOnlyThatPass(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("released commit c1: %v, want nil", err)
 	}
-	if got := Passes("c1"); !maps.Equal(got, twoPasses) {
+	if got := def.Passes("c1"); !maps.Equal(got, twoPasses) {
 		t.Fatalf("passes of c1 = %v, want %v", got, twoPasses)
 	}
 }
 
 func TestHoldAtPassNeverReachedStaysEmpty(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAtPass(instore.CommitBeforePoint, 2, nil)
+	h := def.HoldAtPass(instore.CommitBeforePoint, 2, nil)
 	defer h.Disarm()
 	// A commit held at its first pass would wait for ctx to end.
 	ctx, cancel := context.WithTimeout(ctx0, 10*time.Second)
@@ -97,7 +97,7 @@ func TestHoldAtPassNeverReachedStaysEmpty(t *testing.T) {
 // of the site fail, and only it.
 func TestCrashAtPass(t *testing.T) {
 	defer requireDisarmed(t)
-	h := HoldAtPass(instore.CommitLocked, 2, is("c1"))
+	h := def.HoldAtPass(instore.CommitLocked, 2, is("c1"))
 	defer h.Disarm()
 	h.Crash()
 	if err := instore.At(ctx0, instore.CommitLocked, "c1"); err != nil {
@@ -125,13 +125,13 @@ func TestCrashAtPass(t *testing.T) {
 	}
 	// Through a store: the commit stops at the crash, nothing lands.
 	st := &scopeStore{scopes: 2}
-	h2 := HoldAtPass(instore.CommitLocked, 2, is("c3"))
+	h2 := def.HoldAtPass(instore.CommitLocked, 2, is("c3"))
 	defer h2.Disarm()
 	h2.Crash()
 	if err := st.commit(ctx0, "c3"); !errors.Is(err, instore.ErrCrashed) {
 		t.Fatalf("commit c3 crashed at commit-locked@2: %v, want instore.ErrCrashed", err)
 	}
-	if got, want := Passes("c3"), map[instore.Site]int{instore.CommitLocked: 2}; !maps.Equal(got, want) || len(st.landed) != 0 {
+	if got, want := def.Passes("c3"), map[instore.Site]int{instore.CommitLocked: 2}; !maps.Equal(got, want) || len(st.landed) != 0 {
 		t.Fatalf("after the crash: passes %v, landed %v; want %v and nothing", got, st.landed, want)
 	}
 }
@@ -139,7 +139,7 @@ func TestCrashAtPass(t *testing.T) {
 // HoldAt keeps its meaning: the first matching pass, whatever its number.
 func TestHoldAtTakesTheFirstMatchingPass(t *testing.T) {
 	defer requireDisarmed(t)
-	h1 := HoldAt(instore.CommitLocked, is("c1"))
+	h1 := def.HoldAt(instore.CommitLocked, is("c1"))
 	defer h1.Disarm()
 	if h1.Pass() != AnyPass {
 		t.Fatalf("HoldAt's pass = %d, want AnyPass", h1.Pass())
@@ -154,11 +154,11 @@ func TestHoldAtTakesTheFirstMatchingPass(t *testing.T) {
 		t.Fatal("HoldAt did not take the commit's first pass")
 	}
 	// Armed after the first pass, HoldAt takes the second.
-	h2 := HoldAt(instore.CommitLocked, is("c1"))
+	h2 := def.HoldAt(instore.CommitLocked, is("c1"))
 	defer h2.Disarm()
 	held := atAsync(ctx0, instore.CommitLocked, "c1")
 	<-h2.Arrived()
-	if n := Passes("c1")[instore.CommitLocked]; n != 2 {
+	if n := def.Passes("c1")[instore.CommitLocked]; n != 2 {
 		t.Fatalf("HoldAt armed after pass 1 caught pass %d, want 2", n)
 	}
 	h2.Release()
@@ -170,10 +170,10 @@ func TestHoldAtTakesTheFirstMatchingPass(t *testing.T) {
 func TestRecorder(t *testing.T) {
 	defer requireDisarmed(t)
 	st := &scopeStore{scopes: 2}
-	rec := Record(func(id hoststore.CommitID) bool { return strings.HasPrefix(string(id), "a") })
+	rec := def.Record(func(id hoststore.CommitID) bool { return strings.HasPrefix(string(id), "a") })
 	defer rec.Disarm()
-	if Armed() != 1 {
-		t.Fatalf("Armed() = %d with a recorder armed, want 1", Armed())
+	if def.Armed() != 1 {
+		t.Fatalf("def.Armed() = %d with a recorder armed, want 1", def.Armed())
 	}
 	for _, id := range []hoststore.CommitID{"a1", "b1", "a2"} {
 		if err := st.commit(ctx0, id); err != nil {
@@ -186,7 +186,7 @@ func TestRecorder(t *testing.T) {
 	wantTrail := []Pass{{instore.CommitLocked, 1}, {instore.CommitLocked, 2}, {instore.CommitBeforePoint, 1}, {instore.CommitAfterPoint, 1}}
 	for _, id := range []hoststore.CommitID{"a1", "a2"} {
 		if got := rec.Passes(id); !maps.Equal(got, twoPasses) {
-			t.Errorf("Passes(%s) = %v, want %v", id, got, twoPasses)
+			t.Errorf("def.Passes(%s) = %v, want %v", id, got, twoPasses)
 		}
 		if got := rec.Trail(id); !slices.Equal(got, wantTrail) {
 			t.Errorf("Trail(%s) = %v, want %v", id, got, wantTrail)
@@ -196,8 +196,8 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("the recorder kept b1, which it does not match: %v", got)
 	}
 	// The table counted b1 all the same.
-	if got := Passes("b1"); !maps.Equal(got, twoPasses) {
-		t.Errorf("Passes(b1) = %v, want %v", got, twoPasses)
+	if got := def.Passes("b1"); !maps.Equal(got, twoPasses) {
+		t.Errorf("def.Passes(b1) = %v, want %v", got, twoPasses)
 	}
 	if s := fmt.Sprint(wantTrail[1]); s != "commit-locked@2" {
 		t.Errorf("a pass prints as %q, want commit-locked@2", s)
@@ -216,14 +216,14 @@ func TestRecorder(t *testing.T) {
 // commit at each (site, pass) it reached.
 func TestRecordThenCrashAtEachPass(t *testing.T) {
 	defer requireDisarmed(t)
-	rec := Record(is("c1"))
+	rec := def.Record(is("c1"))
 	if err := (&scopeStore{scopes: 2}).commit(ctx0, "c1"); err != nil {
 		t.Fatal(err)
 	}
 	rec.Disarm()
 	for _, p := range rec.Trail("c1") {
 		st := &scopeStore{scopes: 2}
-		h := HoldAtPass(p.Site, p.N, is("c1"))
+		h := def.HoldAtPass(p.Site, p.N, is("c1"))
 		h.Crash()
 		err := st.commit(ctx0, "c1")
 		h.Disarm()
@@ -240,10 +240,10 @@ func TestConcurrentCommitsKeepSeparateCounts(t *testing.T) {
 	defer requireDisarmed(t)
 	const n = 16
 	st := &scopeStore{scopes: 2}
-	rec := Record(nil)
+	rec := def.Record(nil)
 	defer rec.Disarm()
 	// One commit is held at its second pass while the others run through.
-	h := HoldAtPass(instore.CommitLocked, 2, is("c7"))
+	h := def.HoldAtPass(instore.CommitLocked, 2, is("c7"))
 	defer h.Disarm()
 	errs := make([]<-chan error, n)
 	for i := range n {
@@ -271,7 +271,7 @@ func TestConcurrentCommitsKeepSeparateCounts(t *testing.T) {
 		if got := rec.Passes(id); !maps.Equal(got, want) {
 			t.Errorf("%s: recorded %v, want %v", id, got, want)
 		}
-		if got := Passes(id); !maps.Equal(got, want) {
+		if got := def.Passes(id); !maps.Equal(got, want) {
 			t.Errorf("%s: counted %v, want %v", id, got, want)
 		}
 	}
@@ -281,7 +281,7 @@ func TestArmTermsAtPass(t *testing.T) {
 	defer requireDisarmed(t)
 	st := &scopeStore{scopes: 2}
 	// Each commit crashes at its second pass of commit-locked.
-	if err := ArmTermsAtPass(instore.CommitLocked, 2, `return("crash")`); err != nil {
+	if err := def.ArmTermsAtPass(instore.CommitLocked, 2, `return("crash")`); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []hoststore.CommitID{"c1", "c2"} {
@@ -296,7 +296,7 @@ func TestArmTermsAtPass(t *testing.T) {
 	}
 	// Counts run over the pass's calls only: 1* crashes the first commit
 	// that reaches pass 2, and no other call.
-	if err := ArmTermsAtPass(instore.CommitLocked, 2, `1*return("crash")`); err != nil {
+	if err := def.ArmTermsAtPass(instore.CommitLocked, 2, `1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.commit(ctx0, "c3"); !errors.Is(err, instore.ErrCrashed) {
@@ -306,41 +306,41 @@ func TestArmTermsAtPass(t *testing.T) {
 		t.Fatalf("c4 after the count was spent: %v, want nil", err)
 	}
 	// Every-pass terms sit beside a pass's terms; the pass's go first.
-	if err := ArmTerms(instore.CommitLocked, `1*off->1*return("crash")`); err != nil {
+	if err := def.ArmTerms(instore.CommitLocked, `1*off->1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	if err := ArmTermsAtPass(instore.CommitLocked, 1, "sleep(0)"); err != nil {
+	if err := def.ArmTermsAtPass(instore.CommitLocked, 1, "sleep(0)"); err != nil {
 		t.Fatal(err)
 	}
-	if n := Armed(); n != 3 {
-		t.Fatalf("Armed() = %d with terms at passes 0, 1 and 2, want 3", n)
+	if n := def.Armed(); n != 3 {
+		t.Fatalf("def.Armed() = %d with terms at passes 0, 1 and 2, want 3", n)
 	}
 	// c5 pass 1: sleep(0), then off. c5 pass 2: the spent 1* term passes
 	// it, then the every-pass terms crash it.
-	if err := st.commit(ctx0, "c5"); !errors.Is(err, instore.ErrCrashed) || Passes("c5")[instore.CommitLocked] != 2 {
-		t.Fatalf("c5: %v at pass %d, want instore.ErrCrashed at pass 2", err, Passes("c5")[instore.CommitLocked])
+	if err := st.commit(ctx0, "c5"); !errors.Is(err, instore.ErrCrashed) || def.Passes("c5")[instore.CommitLocked] != 2 {
+		t.Fatalf("c5: %v at pass %d, want instore.ErrCrashed at pass 2", err, def.Passes("c5")[instore.CommitLocked])
 	}
-	DisarmTerms(instore.CommitLocked)
-	if n := Armed(); n != 2 {
-		t.Fatalf("Armed() = %d after DisarmTerms, want 2 (the passes' terms stay)", n)
+	def.DisarmTerms(instore.CommitLocked)
+	if n := def.Armed(); n != 2 {
+		t.Fatalf("def.Armed() = %d after DisarmTerms, want 2 (the passes' terms stay)", n)
 	}
-	DisarmTermsAtPass(instore.CommitLocked, 1)
-	DisarmTermsAtPass(instore.CommitLocked, 2)
-	DisarmTermsAtPass(instore.CommitLocked, 2) // idempotent
+	def.DisarmTermsAtPass(instore.CommitLocked, 1)
+	def.DisarmTermsAtPass(instore.CommitLocked, 2)
+	def.DisarmTermsAtPass(instore.CommitLocked, 2) // idempotent
 }
 
 // Every-pass terms count calls, whatever the commit and its pass.
 func TestArmTermsCountsEveryPass(t *testing.T) {
 	defer requireDisarmed(t)
-	if err := ArmTerms(instore.CommitLocked, `2*off->1*return("crash")`); err != nil {
+	if err := def.ArmTerms(instore.CommitLocked, `2*off->1*return("crash")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmTerms(instore.CommitLocked)
+	defer def.DisarmTerms(instore.CommitLocked)
 	st := &scopeStore{scopes: 2}
 	if err := st.commit(ctx0, "c1"); err != nil {
 		t.Fatalf("c1's two passes are the first two calls: %v, want nil", err)
 	}
-	if err := st.commit(ctx0, "c2"); !errors.Is(err, instore.ErrCrashed) || Passes("c2")[instore.CommitLocked] != 1 {
+	if err := st.commit(ctx0, "c2"); !errors.Is(err, instore.ErrCrashed) || def.Passes("c2")[instore.CommitLocked] != 1 {
 		t.Fatalf("c2: %v, want a crash at its first pass, the third call", err)
 	}
 }
@@ -353,38 +353,38 @@ func TestPassRefused(t *testing.T) {
 				t.Fatal("HoldAtPass at pass -1 did not panic")
 			}
 		}()
-		HoldAtPass(instore.CommitLocked, -1, nil)
+		def.HoldAtPass(instore.CommitLocked, -1, nil)
 	}()
-	if err := ArmTermsAtPass(instore.CommitLocked, -1, "return(true)"); err == nil || !strings.Contains(err.Error(), "pass -1") {
+	if err := def.ArmTermsAtPass(instore.CommitLocked, -1, "return(true)"); err == nil || !strings.Contains(err.Error(), "pass -1") {
 		t.Fatalf("ArmTermsAtPass at pass -1 = %v, want a refusal", err)
 	}
-	if err := ArmTermsAtPass("commit-nowhere", 1, "return(true)"); err == nil || !strings.Contains(err.Error(), "unknown in-store site") {
+	if err := def.ArmTermsAtPass("commit-nowhere", 1, "return(true)"); err == nil || !strings.Contains(err.Error(), "unknown in-store site") {
 		t.Fatalf("ArmTermsAtPass at an unknown site = %v, want a refusal", err)
 	}
 }
 
 func TestForgetPasses(t *testing.T) {
 	defer requireDisarmed(t)
-	rec := Record(nil)
+	rec := def.Record(nil)
 	defer rec.Disarm()
 	for range 2 {
 		_ = instore.At(ctx0, instore.CommitLocked, "c1")
 		_ = instore.At(ctx0, instore.CommitLocked, "c2")
 	}
-	ForgetPasses("c1")
-	if len(Passes("c1")) != 0 || Passes("c2")[instore.CommitLocked] != 2 {
-		t.Fatalf("after ForgetPasses(c1): c1 %v, c2 %v", Passes("c1"), Passes("c2"))
+	def.ForgetPasses("c1")
+	if len(def.Passes("c1")) != 0 || def.Passes("c2")[instore.CommitLocked] != 2 {
+		t.Fatalf("after def.ForgetPasses(c1): c1 %v, c2 %v", def.Passes("c1"), def.Passes("c2"))
 	}
 	_ = instore.At(ctx0, instore.CommitLocked, "c1")
-	if n := Passes("c1")[instore.CommitLocked]; n != 1 {
+	if n := def.Passes("c1")[instore.CommitLocked]; n != 1 {
 		t.Fatalf("c1's pass after ForgetPasses is %d, want 1", n)
 	}
 	// With nothing armed, the table is emptied: a later run starts at 1.
 	rec.Disarm()
-	if len(Passes("c2")) != 0 {
-		t.Fatalf("c2's passes outlived the last arming: %v", Passes("c2"))
+	if len(def.Passes("c2")) != 0 {
+		t.Fatalf("c2's passes outlived the last arming: %v", def.Passes("c2"))
 	}
-	h := HoldAtPass(instore.CommitLocked, 1, is("c2"))
+	h := def.HoldAtPass(instore.CommitLocked, 1, is("c2"))
 	defer h.Disarm()
 	h.Release()
 	_ = instore.At(ctx0, instore.CommitLocked, "c2")
@@ -397,7 +397,7 @@ func TestForgetPasses(t *testing.T) {
 
 func TestPassMemoryBound(t *testing.T) {
 	defer requireDisarmed(t)
-	rec := Record(is("none"))
+	rec := def.Record(is("none"))
 	defer rec.Disarm()
 	_ = instore.At(ctx0, instore.CommitLocked, "kept")
 	// Kept while it passes again often enough...
@@ -410,18 +410,18 @@ func TestPassMemoryBound(t *testing.T) {
 			_ = instore.At(ctx0, instore.CommitLocked, "old")
 		}
 	}
-	if got := Passes("kept"); got[instore.CommitLocked] != 1 || got[instore.CommitBeforePoint] != 6 {
+	if got := def.Passes("kept"); got[instore.CommitLocked] != 1 || got[instore.CommitBeforePoint] != 6 {
 		t.Fatalf("a commit that kept passing was forgotten: %v", got)
 	}
 	// ...forgotten once 2*PassMemory others came after its last pass.
-	if got := Passes("old"); len(got) != 0 {
+	if got := def.Passes("old"); len(got) != 0 {
 		t.Fatalf("a commit %d others ago is remembered: %v", 2*PassMemory, got)
 	}
 	// Within PassMemory others: remembered.
-	if got := Passes(hoststore.CommitID(fmt.Sprintf("o%d", 2*PassMemory))); len(got) != 1 {
+	if got := def.Passes(hoststore.CommitID(fmt.Sprintf("o%d", 2*PassMemory))); len(got) != 1 {
 		t.Fatalf("a commit PassMemory others ago is forgotten")
 	}
-	d := Default()
+	d := def
 	d.passes.Lock()
 	size := len(d.passes.cur) + len(d.passes.old)
 	d.passes.Unlock()
@@ -439,9 +439,9 @@ func BenchmarkAtArmedNewCommits(b *testing.B) {
 	for i := range ids {
 		ids[i] = hoststore.CommitID(fmt.Sprintf("c%d", i))
 	}
-	rec := Record(is("other"))
+	rec := def.Record(is("other"))
 	defer rec.Disarm()
-	h := HoldAtPass(instore.CommitLocked, 2, is("other"))
+	h := def.HoldAtPass(instore.CommitLocked, 2, is("other"))
 	defer h.Disarm()
 	b.ReportAllocs()
 	i := 0

@@ -158,12 +158,11 @@ func (in *Injection) Remove() {
 // (see WaitAbandoned).
 //
 // A call's injector is the one its context carries, else the Store's own
-// (Injector.Wrap), else the default injector (Wrap). The call reaches the
-// inner store under a context that carries it, unless it is the default
-// injector; the wrapper terms of a commit are that injector's, and the
+// (Injector.Wrap). The call reaches the inner store under a context that
+// carries it; the wrapper terms of a commit are that injector's, and the
 // commit's id is claimed for it (Injector.Claim).
 type Store struct {
-	inj      *Injector // nil: the default injector for a context without one
+	inj      *Injector // the injector of a call under a context without one
 	inner    hoststore.HostStore
 	dead     atomic.Bool
 	killOnce sync.Once
@@ -183,11 +182,6 @@ var (
 	_ io.Closer           = (*Store)(nil)
 )
 
-// Wrap puts a Store with nothing injected around inner. A call under a
-// context without an injector takes the default injector's wrapper terms.
-// It serves callers not yet converted to an injector of their own.
-func Wrap(inner hoststore.HostStore) *Store { return &Store{inner: inner} }
-
 // Wrap puts a Store with nothing injected around inner, whose calls under
 // a context without an injector are the injector's.
 func (i *Injector) Wrap(inner hoststore.HostStore) *Store { return &Store{inj: i, inner: inner} }
@@ -198,10 +192,7 @@ func (s *Store) bind(ctx context.Context) (context.Context, *Injector) {
 	if inj := InjectorOf(ctx); inj != nil {
 		return ctx, inj
 	}
-	if s.inj != nil {
-		return s.inj.Bind(ctx), s.inj
-	}
-	return ctx, defaultInjector
+	return s.inj.Bind(ctx), s.inj
 }
 
 // Inner is the wrapped store.

@@ -10,8 +10,6 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 )
 
-var ctx0 = context.Background()
-
 // allOps runs each of the six requests once and returns their errors.
 func allOps(t *testing.T, s *Store) map[Op]error {
 	t.Helper()
@@ -27,7 +25,7 @@ func allOps(t *testing.T, s *Store) map[Op]error {
 
 func TestWrapForwards(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	if s.Inner() != f {
 		t.Fatal("Inner is not the wrapped store")
 	}
@@ -62,7 +60,7 @@ func TestWrapForwards(t *testing.T) {
 
 func TestKillBeforeSend(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	in := s.Inject(Rule{Op: OpCommit, Phase: BeforeSend, Effect: EffectKill})
 	if err := s.Commit(ctx0, batch(t, "c1")); !errors.Is(err, ErrKilled) {
 		t.Fatalf("killed commit answered %v, want ErrKilled", err)
@@ -87,7 +85,7 @@ func TestKillBeforeSend(t *testing.T) {
 
 func TestUnavailableBeforeSendCounts(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpLoad, Effect: EffectUnavailable, Times: 2})
 	scope := hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}
 	for i := range 2 {
@@ -109,7 +107,7 @@ func TestUnavailableBeforeSendCounts(t *testing.T) {
 func TestEveryOpCanBeRefused(t *testing.T) {
 	for _, op := range Ops {
 		f := &fakeStore{}
-		s := Wrap(f)
+		s := def.Wrap(f)
 		s.Inject(Rule{Op: op, Effect: EffectUnavailable})
 		for got, err := range allOps(t, s) {
 			if want := got == op; want != (hoststore.KindOf(err) == hoststore.ErrKindUnavailable) {
@@ -124,7 +122,7 @@ func TestEveryOpCanBeRefused(t *testing.T) {
 
 func TestKillInFlight(t *testing.T) {
 	f := &fakeStore{gate: make(chan struct{})}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpCommit, Phase: InFlight})
 	ctx, cancel := context.WithCancel(ctx0)
 	// The fake blocks on its gate: the wrapper returns without waiting.
@@ -147,7 +145,7 @@ func TestKillInFlight(t *testing.T) {
 
 func TestAbandonedPanicIsKept(t *testing.T) {
 	f := &fakeStore{panics: true}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpCommit, Phase: InFlight})
 	if err := s.Commit(ctx0, batch(t, "c1")); !errors.Is(err, ErrKilled) {
 		t.Fatalf("commit killed in flight: %v, want ErrKilled", err)
@@ -160,7 +158,7 @@ func TestAbandonedPanicIsKept(t *testing.T) {
 
 func TestWaitAbandonedHonoursContext(t *testing.T) {
 	f := &fakeStore{gate: make(chan struct{})}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpLoad, Phase: InFlight})
 	if _, err := s.LoadHead(ctx0, hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}); !errors.Is(err, ErrKilled) {
 		t.Fatalf("load killed in flight: %v", err)
@@ -178,7 +176,7 @@ func TestWaitAbandonedHonoursContext(t *testing.T) {
 
 func TestKillAfterAnswer(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpCommit, Phase: AfterAnswer, Effect: EffectKill})
 	if err := s.Commit(ctx0, batch(t, "c1")); !errors.Is(err, ErrKilled) {
 		t.Fatalf("commit killed after answer: %v, want ErrKilled", err)
@@ -191,7 +189,7 @@ func TestKillAfterAnswer(t *testing.T) {
 
 func TestIndeterminate(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	s.Inject(Rule{Op: OpCommit, Phase: AfterAnswer, Effect: EffectIndeterminate, Match: func(b *hoststore.CommitBatch) bool { return b.CommitID() == "c2" }})
 	s.Inject(Rule{Op: OpCommit, Phase: BeforeSend, Effect: EffectIndeterminate, Match: func(b *hoststore.CommitBatch) bool { return b.CommitID() == "c3" }})
 	for _, c := range []struct {
@@ -211,7 +209,7 @@ func TestIndeterminate(t *testing.T) {
 
 func TestMatchFiredAndRemove(t *testing.T) {
 	f := &fakeStore{}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	in := s.Inject(Rule{Op: OpCommit, Effect: EffectUnavailable, Times: -1, Match: func(b *hoststore.CommitBatch) bool { return strings.HasPrefix(string(b.CommitID()), "x") }})
 	if err := s.Commit(ctx0, batch(t, "a1")); err != nil || fired(in) {
 		t.Fatalf("unmatched commit: %v, fired %v; want nil, false", err, fired(in))
@@ -236,7 +234,7 @@ func TestMatchFiredAndRemove(t *testing.T) {
 
 func TestKilledWhileInStore(t *testing.T) {
 	f := &fakeStore{gate: make(chan struct{}), entered: make(chan Op, 1)}
-	s := Wrap(f)
+	s := def.Wrap(f)
 	out := make(chan error, 1)
 	go func() { out <- s.Commit(ctx0, batch(t, "c1")) }()
 	<-f.entered
@@ -268,23 +266,23 @@ func TestInjectRefusesImpossibleRules(t *testing.T) {
 					t.Errorf("Inject(%+v) panicked with %v, want %q", c.rule, p, c.want)
 				}
 			}()
-			Wrap(&fakeStore{}).Inject(c.rule)
+			def.Wrap(&fakeStore{}).Inject(c.rule)
 		}()
 	}
 }
 
 func TestWrapTerms(t *testing.T) {
 	defer func() {
-		if n := Armed(); n != 0 {
-			t.Fatalf("Armed() = %d after disarming, want 0", n)
+		if n := def.Armed(); n != 0 {
+			t.Fatalf("def.Armed() = %d after disarming, want 0", n)
 		}
 	}()
 	f := &fakeStore{}
-	s := Wrap(f)
-	if err := ArmWrapTerms(WrapCommitBeforeSend, `1*return("unavailable")->1*return("indeterminate")`); err != nil {
+	s := def.Wrap(f)
+	if err := def.ArmWrapTerms(WrapCommitBeforeSend, `1*return("unavailable")->1*return("indeterminate")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmWrapTerms(WrapCommitBeforeSend)
+	defer def.DisarmWrapTerms(WrapCommitBeforeSend)
 	for _, want := range []hoststore.ErrorKind{hoststore.ErrKindUnavailable, hoststore.ErrKindIndeterminate, hoststore.ErrKindNone} {
 		if err := s.Commit(ctx0, batch(t, "c1")); hoststore.KindOf(err) != want {
 			t.Fatalf("commit under before-send terms: %v, want kind %q", err, want)
@@ -293,10 +291,10 @@ func TestWrapTerms(t *testing.T) {
 	if _, err := s.LoadHead(ctx0, hoststore.ScopeRef{Kind: hoststore.KindSession, Name: "s"}); err != nil {
 		t.Fatalf("load is not a commit: %v", err)
 	}
-	if err := ArmWrapTerms(WrapCommitAfterAnswer, `1*return("kill")`); err != nil {
+	if err := def.ArmWrapTerms(WrapCommitAfterAnswer, `1*return("kill")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmWrapTerms(WrapCommitAfterAnswer)
+	defer def.DisarmWrapTerms(WrapCommitAfterAnswer)
 	if err := s.Commit(ctx0, batch(t, "c2")); !errors.Is(err, ErrKilled) || !s.Killed() {
 		t.Fatalf("commit under after-answer kill: %v, killed %v", err, s.Killed())
 	}
@@ -306,14 +304,14 @@ func TestWrapTerms(t *testing.T) {
 }
 
 func TestWrapTermsSleepHonoursContext(t *testing.T) {
-	if err := ArmWrapTerms(WrapCommitBeforeSend, `sleep("1h")`); err != nil {
+	if err := def.ArmWrapTerms(WrapCommitBeforeSend, `sleep("1h")`); err != nil {
 		t.Fatal(err)
 	}
-	defer DisarmWrapTerms(WrapCommitBeforeSend)
+	defer def.DisarmWrapTerms(WrapCommitBeforeSend)
 	f := &fakeStore{}
 	ctx, cancel := context.WithCancel(ctx0)
 	cancel()
-	if err := Wrap(f).Commit(ctx, batch(t, "c1")); !errors.Is(err, context.Canceled) {
+	if err := def.Wrap(f).Commit(ctx, batch(t, "c1")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("delayed commit whose ctx ended: %v, want context.Canceled", err)
 	}
 	if calls, _, _ := f.snapshot(); len(calls) != 0 {
@@ -332,13 +330,13 @@ func TestWrapTermsRefused(t *testing.T) {
 		{WrapCommitBeforeSend, `50%return("kill")`, "N%"},
 		{"wrap/elsewhere", `return("kill")`, "unknown wrapper site"},
 	} {
-		if err := ArmWrapTerms(c.site, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ArmWrapTerms(%s, %s) = %v, want an error containing %q", c.site, c.terms, err, c.want)
+		if err := def.ArmWrapTerms(c.site, c.terms); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("def.ArmWrapTerms(%s, %s) = %v, want an error containing %q", c.site, c.terms, err, c.want)
 		}
 	}
-	DisarmWrapTerms(WrapCommitBeforeSend)
-	if n := Armed(); n != 0 {
-		t.Fatalf("Armed() = %d after refusals, want 0", n)
+	def.DisarmWrapTerms(WrapCommitBeforeSend)
+	if n := def.Armed(); n != 0 {
+		t.Fatalf("def.Armed() = %d after refusals, want 0", n)
 	}
 }
 
@@ -348,7 +346,7 @@ type nopCommits struct{ hoststore.HostStore }
 func (nopCommits) Commit(context.Context, *hoststore.CommitBatch) error { return nil }
 
 func BenchmarkWrapCommitNothingInjected(b *testing.B) {
-	s := Wrap(nopCommits{})
+	s := def.Wrap(nopCommits{})
 	bt := batch(b, "c1")
 	b.ReportAllocs()
 	for b.Loop() {

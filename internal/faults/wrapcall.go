@@ -15,7 +15,7 @@ func call[T any](s *Store, ctx context.Context, op Op, b *hoststore.CommitBatch,
 		return zero, ErrKilled
 	}
 	ctx, inj := s.bind(ctx)
-	if b != nil && !inj.fallback {
+	if b != nil {
 		inj.Claim(b.CommitID())
 	}
 	if err := s.before(ctx, inj, op, b); err != nil {

@@ -69,6 +69,7 @@ func (i *Injector) ArmWrapTerms(site WrapSite, terms string) error {
 		old.disarm()
 	} else {
 		i.wrapArmed.Add(1)
+		armedAll.Add(1)
 	}
 	i.wrapReg.terms[site] = ts
 	return nil
@@ -86,6 +87,7 @@ func (i *Injector) DisarmWrapTerms(site WrapSite) {
 	delete(i.wrapReg.terms, site)
 	ts.disarm()
 	i.wrapArmed.Add(-1)
+	armedAll.Add(-1)
 }
 
 // parseWrapTerms parses terms and checks their return values for site.

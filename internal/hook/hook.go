@@ -6,8 +6,8 @@
 // A run's injector travels in the context the harness passes to every
 // store call (With). A store that drops that context, and commits under
 // one of its own, reaches the injectors that are active in the process
-// (Activate): the first that claims the commit's id, else the fallback
-// injector (SetFallback). An injector is active only while it has
+// (Activate): the first that claims the commit's id; a commit that none
+// claims meets no fault. An injector is active only while it has
 // something armed, so with nothing armed anywhere Call costs one atomic
 // load and allocates nothing. A store process has no injector: its slot
 // holds the handler that forwards the calls to the harness (Set).
@@ -59,9 +59,8 @@ func From(ctx context.Context) Injector {
 
 // state is what the slot holds. It is never changed once stored.
 type state struct {
-	handler  Handler
-	active   []Injector // in the order they were activated
-	fallback Injector
+	handler Handler
+	active  []Injector // in the order they were activated
 }
 
 var (
@@ -80,7 +79,7 @@ func update(change func(s *state)) {
 		next.active = slices.Clone(s.active)
 	}
 	change(&next)
-	if next.handler == nil && len(next.active) == 0 && next.fallback == nil {
+	if next.handler == nil && len(next.active) == 0 {
 		slot.Store(nil)
 		return
 	}
@@ -111,14 +110,8 @@ func Deactivate(inj Injector) {
 	})
 }
 
-// SetFallback makes inj the injector that takes the calls under a context
-// without an injector whose commit no active injector claims; nil removes
-// it. The default injector of package faults sets itself while it has
-// something armed.
-func SetFallback(inj Injector) { update(func(s *state) { s.fallback = inj }) }
-
-// Installed reports whether the slot holds anything: a handler, an active
-// injector or a fallback.
+// Installed reports whether the slot holds anything: a handler or an
+// active injector.
 func Installed() bool { return slot.Load() != nil }
 
 // Armed reports whether a Call under ctx may find something armed: the
@@ -136,7 +129,7 @@ func Armed(ctx context.Context) bool {
 
 // Call decides what a commit does at site. It runs the injector ctx
 // carries; for a ctx without one, the first active injector that claims
-// id, else the fallback, else the process's handler. With the slot empty
+// id, else the process's handler. With the slot empty
 // it returns nil after one atomic load and allocates nothing.
 func Call(ctx context.Context, site string, id hoststore.CommitID) error {
 	s := slot.Load()
@@ -150,9 +143,6 @@ func Call(ctx context.Context, site string, id hoststore.CommitID) error {
 		if inj.Claims(id) {
 			return inj.At(ctx, site, id)
 		}
-	}
-	if s.fallback != nil {
-		return s.fallback.At(ctx, site, id)
 	}
 	if s.handler != nil {
 		return s.handler(ctx, site, id)

@@ -68,7 +68,6 @@ func (f *fakeInjector) Armed() bool { return f.armed }
 func TestCallFindsTheInjector(t *testing.T) {
 	a := &fakeInjector{name: "a", claims: map[hoststore.CommitID]bool{"ca": true}, armed: true}
 	b := &fakeInjector{name: "b", claims: map[hoststore.CommitID]bool{"cb": true, "ca": true}, armed: true}
-	d := &fakeInjector{name: "default", armed: true}
 	unarmed := &fakeInjector{name: "unarmed"}
 	bg := context.Background()
 
@@ -87,25 +86,25 @@ func TestCallFindsTheInjector(t *testing.T) {
 	Activate(a)
 	Activate(b)
 	Activate(a) // once only
-	SetFallback(d)
 	if From(bg) != nil || From(With(bg, b)) != b {
 		t.Fatal("From does not return the injector With put in the context")
 	}
 	// A bound context reaches its injector, armed or not, and no other.
 	_ = Call(With(bg, b), "commit-locked", "ca")
 	_ = Call(ctxU, "commit-locked", "cb")
-	// Without one: the first active injector that claims the id, else the
-	// fallback.
+	// Without one: the first active injector that claims the id, else
+	// none.
 	_ = Call(bg, "commit-locked", "ca")
 	_ = Call(bg, "commit-locked", "cb")
-	_ = Call(bg, "commit-locked", "cz")
+	if err := Call(bg, "commit-locked", "cz"); err != nil {
+		t.Fatalf("Call of a commit no injector claims = %v, want nil", err)
+	}
 	for _, c := range []struct {
 		f    *fakeInjector
 		want string
 	}{
 		{a, "[commit-locked/ca]"},
 		{b, "[commit-locked/ca commit-locked/cb]"},
-		{d, "[commit-locked/cz]"},
 		{unarmed, "[commit-locked/cb]"},
 	} {
 		if got := fmt.Sprint(c.f.calls); got != c.want {
@@ -117,11 +116,10 @@ func TestCallFindsTheInjector(t *testing.T) {
 	}
 
 	Deactivate(a)
-	Deactivate(b)
 	if !Installed() {
-		t.Fatal("the fallback is set and the slot is empty")
+		t.Fatal("b is active and the slot is empty")
 	}
-	SetFallback(nil)
+	Deactivate(b)
 	if Installed() {
 		t.Fatal("Installed after every injector left = true")
 	}

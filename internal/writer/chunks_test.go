@@ -125,7 +125,7 @@ func TestStoreInvalidIsASizeError(t *testing.T) {
 	r := newRealm(t)
 	r.opts = smallLimits(r)
 	w, h := r.open(r.opts)
-	h.Store = faults.Wrap(&invalidOnCommit{HostStore: h.Store})
+	h.Store = faults.NewInjector().Wrap(&invalidOnCommit{HostStore: h.Store})
 	var se *SizeError
 	err := w.Commit(ctx, Update{Scope: session("s"), Head: []byte("x")})
 	var inv *hoststore.InvalidError

@@ -100,7 +100,7 @@ func (r *realm) handle() *rec {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return &rec{Store: faults.Wrap(st)}
+	return &rec{Store: faults.NewInjector().Wrap(st)}
 }
 
 // open opens a writer on a new handle with opts.

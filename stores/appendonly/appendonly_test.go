@@ -66,7 +66,9 @@ func TestRetryAfterACrashCollapsesTheRowsWrittenTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := faults.HoldAt(instore.CommitBeforePoint, nil)
+	inj := faults.NewInjector()
+	inj.Claim(b.CommitID())
+	h := inj.HoldAt(instore.CommitBeforePoint, nil)
 	h.Crash()
 	err = w.Commit(ctx, b)
 	h.Disarm()

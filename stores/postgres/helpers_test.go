@@ -12,6 +12,10 @@ import (
 	"github.com/conform-spi/conform/stores/postgres"
 )
 
+// testInj is the injector the tests hold commits on; each test claims the
+// commit it holds.
+var testInj = faults.NewInjector()
+
 // open opens a handle over f, closed at the end of the test.
 func open(t *testing.T, f *postgres.Factory) *postgres.Store {
 	t.Helper()
@@ -122,7 +126,8 @@ func wantRows(t *testing.T, s hoststore.HostStore, ref hoststore.ScopeRef, want 
 // the commit arrives there; the commit's answer comes on the channel.
 func hold(t *testing.T, s hoststore.HostStore, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	t.Helper()
-	h := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == b.CommitID() })
+	testInj.Claim(b.CommitID())
+	h := testInj.HoldAt(site, func(c hoststore.CommitID) bool { return c == b.CommitID() })
 	t.Cleanup(h.Disarm)
 	res := make(chan error, 1)
 	go func() { res <- s.Commit(t.Context(), b) }()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
-	"github.com/conform-spi/conform/internal/faults"
 )
 
 // TestKillHeld kills a handle whose commit is held before its commit point
@@ -65,7 +64,8 @@ func TestCrashDropsTheTransaction(t *testing.T) {
 			setup := id("setup")
 			commit(t, w, batch(t, setup, tok, create(a, "a1")))
 			crashed := batch(t, id("crash"), tok, next(a, 1, "a2", "r"))
-			h := faults.HoldAt(site, func(c hoststore.CommitID) bool { return c == crashed.CommitID() })
+			testInj.Claim(crashed.CommitID())
+			h := testInj.HoldAt(site, func(c hoststore.CommitID) bool { return c == crashed.CommitID() })
 			h.Crash()
 			err := w.Commit(t.Context(), crashed)
 			h.Disarm()
@@ -97,7 +97,8 @@ func TestCanceledWhileHeld(t *testing.T) {
 	setup := id("setup")
 	commit(t, w, batch(t, setup, tok, create(a, "a1")))
 	b := batch(t, id("cancel"), tok, next(a, 1, "a2"))
-	h := faults.HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return c == b.CommitID() })
+	testInj.Claim(b.CommitID())
+	h := testInj.HoldAt(instore.CommitLocked, func(c hoststore.CommitID) bool { return c == b.CommitID() })
 	t.Cleanup(h.Disarm)
 	cctx, cancelCommit := context.WithCancel(t.Context())
 	res := make(chan error, 1)

@@ -390,10 +390,11 @@ func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played
 	return false, nil
 }
 
-// playConfig returns the configuration histories play under: the per-call
-// bounds of the run's Timing, fed by the histories' own latencies.
+// playConfig returns the configuration histories play under: the run's
+// injector, and the per-call bounds of the run's Timing, fed by the
+// histories' own latencies.
 func playConfig(cfg chapter.Config) xp.Config {
-	c := xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs}
+	c := xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs, Injector: cfg.Injector}
 	if t := cfg.Timing; t != nil {
 		c.CallBound = func(op xp.Op) time.Duration {
 			d, _ := t.CallBound(xp.OpTitle(op))
@@ -474,9 +475,10 @@ func explore(ctx context.Context, cfg chapter.Config) {
 	}
 }
 
-// runConfig is the configuration replays and shrinks play under.
-func runConfig() xp.Config {
-	return xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs, Check: xp.CheckConfig{Timeout: checkBound}}
+// runConfig is the configuration replays and shrinks play under, with the
+// run's injector.
+func runConfig(cfg chapter.Config) xp.Config {
+	return xp.Config{MaxOps: MaxOps, MaxProcs: MaxProcs, Check: xp.CheckConfig{Timeout: checkBound}, Injector: cfg.Injector}
 }
 
 // realms returns a maker of fresh realms from cfg, for Shrink and
@@ -511,7 +513,7 @@ func realms(ctx context.Context, cfg chapter.Config) (func() (hoststore.HostStor
 func shrinkFinding(ctx context.Context, cfg chapter.Config, hf xp.HistoryFinding) (xp.HistoryFinding, string, string) {
 	newRealm, closeAll := realms(ctx, cfg)
 	defer closeAll()
-	small, st, err := xp.Shrink(ctx, newRealm, hf, xp.ShrinkConfig{Replays: ShrinkReplays, Run: runConfig()})
+	small, st, err := xp.Shrink(ctx, newRealm, hf, xp.ShrinkConfig{Replays: ShrinkReplays, Run: runConfig(cfg)})
 	switch {
 	case err != nil:
 		return hf, "", fmt.Sprintf("not shrunk: %v", err)
@@ -553,7 +555,7 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 	}
 	newRealm, closeAll := realms(ctx, cfg)
 	defer closeAll()
-	t, err := xp.ReplayTwice(ctx, newRealm, h, runConfig())
+	t, err := xp.ReplayTwice(ctx, newRealm, h, runConfig(cfg))
 	if err != nil {
 		fail("replaying the repro's history: " + err.Error())
 		return

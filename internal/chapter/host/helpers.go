@@ -69,7 +69,7 @@ func (e *env) holdCommit(ctx context.Context, p *chapter.Proc, b *hoststore.Comm
 // callCtx (see Proc.CommitUnder).
 func (e *env) holdCommitUnder(ctx, callCtx context.Context, p *chapter.Proc, b *hoststore.CommitBatch, site instore.Site) (*faults.Hold, <-chan error) {
 	spec.Helper()
-	h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
+	h := e.Injector().HoldAt(site, chapter.MatchID(b.CommitID()))
 	e.Spec().Defer(h.Disarm)
 	res := goCommitUnder(ctx, callCtx, p, b)
 	e.waitArrived(ctx, h, res)

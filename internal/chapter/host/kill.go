@@ -72,7 +72,7 @@ func rowKill() *chapter.Row {
 					e.NothingExercisedInStore(fmt.Sprintf("the store does not call the in-store failpoint %s, so no commit can crash there", site))
 				}
 				w, b := e.killSetup(ctx, "crash-"+string(site))
-				h := faults.HoldAt(site, chapter.MatchID(b.CommitID()))
+				h := e.Injector().HoldAt(site, chapter.MatchID(b.CommitID()))
 				defer h.Disarm()
 				h.Crash()
 				_ = w.Commit(ctx, b)

@@ -53,7 +53,7 @@ func rowRetry() *chapter.Row {
 			q := e.MustOpen(ctx)
 			var h *faults.Hold
 			if e.ProbeInStore(ctx, instore.CommitLocked) {
-				h = faults.HoldAt(instore.CommitLocked, chapter.MatchID(b.CommitID()))
+				h = e.Injector().HoldAt(instore.CommitLocked, chapter.MatchID(b.CommitID()))
 				defer h.Disarm()
 			} else {
 				e.NotExercisedInStore("holding the first send inside the store while the second arrives", "the store does not call the in-store failpoint commit-locked; both sends race instead")

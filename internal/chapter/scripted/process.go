@@ -96,7 +96,7 @@ func (p *Process) holdCommit(site instore.Site, match func(*hoststore.CommitBatc
 			mu.Lock()
 			defer mu.Unlock()
 			if hold == nil && match(b) {
-				hold = faults.HoldAt(site, chapter.MatchID(b.CommitID()))
+				hold = p.l.Env.Injector().HoldAt(site, chapter.MatchID(b.CommitID()))
 				armed <- hold
 			}
 			return nil
