@@ -1271,17 +1271,19 @@ func TestSlowStoreCertifies(t *testing.T) {
 	}
 }
 
-// TestWaitingLapseCertifies runs the stale-fence row and 16 exploration
+// TestWaitingLapseCertifies runs the stale-fence row and 48 exploration
 // histories (16 at once) over a store that lets leases run out by waiting
 // its declared lease of 3 s, with the harness's own time bounded at 1 s:
 // each LapseFenceLeases takes the lease, which is the store's right, and
-// both rows pass.
+// both rows pass. 48 histories, not 16: a crash armed at commit-before-point
+// is reached only by a commit whose checks pass, and with leases lapsing on
+// the wall clock 16 histories missed it in 1 run of 8.
 func TestWaitingLapseCertifies(t *testing.T) {
 	// The exploration runs alone, so that no row has shown it a lapse's
 	// latency before its first lapse.
 	for _, rows := range []string{"stale-fence", "explore-histories"} {
 		run := runReport(t, 0, "run", "--store", "lapsewait:3s", "--rows", rows, "--timeout", "1s",
-			"--seed", "11", "--explore-histories", "16", "--explore-parallel", "16")
+			"--seed", "11", "--explore-histories", "48", "--explore-parallel", "16")
 		if n := len(run.Selected()); n != 1 {
 			t.Fatalf("%d rows selected, want %s", n, rows)
 		}

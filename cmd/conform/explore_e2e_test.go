@@ -29,7 +29,7 @@ func TestListShowsTheExplorationChapter(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"Exploration chapter (label chapter:explore)", "row:explore-histories", "300 histories of at most 200 operations by default", "0 leaves it out"} {
+	for _, want := range []string{"Exploration chapter (label chapter:explore; certified by 'conform run')", "row:explore-histories", "300 histories of at most 200 operations by default", "0 leaves it out"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list does not mention %q:\n%s", want, r.stdout)
 		}
