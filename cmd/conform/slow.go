@@ -18,21 +18,10 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/ctxtime"
 	"github.com/conform-spi/conform/internal/engine"
 	"github.com/conform-spi/conform/reference"
 )
-
-// wait sleeps d, or less when ctx ends first (then it returns ctx.Err()).
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // slowStore is a handle that waits its latency before every call.
 type slowStore struct {
@@ -41,42 +30,42 @@ type slowStore struct {
 }
 
 func (s slowStore) AcquireFence(ctx context.Context, m hoststore.AcquireMode) (hoststore.FenceGrant, error) {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return hoststore.FenceGrant{}, err
 	}
 	return s.HostStore.AcquireFence(ctx, m)
 }
 
 func (s slowStore) RenewFence(ctx context.Context, t hoststore.FenceToken) error {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return err
 	}
 	return s.HostStore.RenewFence(ctx, t)
 }
 
 func (s slowStore) LoadHead(ctx context.Context, sc hoststore.ScopeRef) (*hoststore.VersionedHead, error) {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return nil, err
 	}
 	return s.HostStore.LoadHead(ctx, sc)
 }
 
 func (s slowStore) ListHeads(ctx context.Context, k hoststore.ScopeKind, after *hoststore.ScopeName, limit int) (hoststore.HeadPage, error) {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return hoststore.HeadPage{}, err
 	}
 	return s.HostStore.ListHeads(ctx, k, after, limit)
 }
 
 func (s slowStore) ReadRows(ctx context.Context, sc hoststore.ScopeRef, from hoststore.RowIndex, limit int) ([]hoststore.Row, error) {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return nil, err
 	}
 	return s.HostStore.ReadRows(ctx, sc, from, limit)
 }
 
 func (s slowStore) Commit(ctx context.Context, b *hoststore.CommitBatch) error {
-	if err := wait(ctx, s.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, s.latency); err != nil {
 		return err
 	}
 	return s.HostStore.Commit(ctx, b)
@@ -95,7 +84,7 @@ type slowFactory struct {
 }
 
 func (f slowFactory) Open(ctx context.Context) (hoststore.HostStore, error) {
-	if err := wait(ctx, f.latency); err != nil {
+	if err := ctxtime.Sleep(ctx, f.latency); err != nil {
 		return nil, err
 	}
 	st, err := f.Factory.Open(ctx)
@@ -112,7 +101,7 @@ type lapseWaitFactory struct {
 }
 
 func (f lapseWaitFactory) LapseFenceLeases(ctx context.Context) error {
-	if err := wait(ctx, f.lease); err != nil {
+	if err := ctxtime.Sleep(ctx, f.lease); err != nil {
 		return err
 	}
 	return f.Factory.LapseFenceLeases(ctx)

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pingcap/failpoint"
+
+	"github.com/conform-spi/conform/internal/ctxtime"
 )
 
 // Terms
@@ -327,14 +329,7 @@ func (i *Injector) sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	defer i.clock.begin()()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctxtime.Sleep(ctx, d)
 }
 
 // mustDisable disables a failpath conform enabled. The library returns an
