@@ -29,14 +29,14 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 		Obligations: catalogue(chapters()),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
-		Shard:                shardOf(o),
+		Shard:                shardOf(o.Options),
 		Explore:              exploration(specs),
 		Interrupted:          interrupted,
 	}
 	s.mu.Lock()
 	run.Warnings = append([]string(nil), s.warnings...)
 	s.mu.Unlock()
-	sel, err := selection(filter, activeChapters(o))
+	sel, err := selection(filter, activeChapters(o.Options))
 	if err != nil {
 		sel = nil // the run ran with it, so it parses; select nothing rather than guess
 	}
@@ -52,7 +52,7 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 				Labels:      []string{ch.ID.Label(), row.ID.Label()},
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
-				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences}),
+				Repro:       o.Repro(row.ID),
 				NotSelected: !sel[row.ID],
 			})
 		}
