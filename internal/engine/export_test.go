@@ -15,3 +15,6 @@ func RunTB(tb testing.TB, newRealm NewRealm, opts ...Option) *reports.Run {
 	tb.Helper()
 	return run(tb, newRealm, opts...)
 }
+
+// ReproLine is the line a failure ends with (settings.ReproLine).
+func ReproLine(r Repro) string { return settings.ReproLine(r) }

@@ -44,7 +44,7 @@ func TestFencesRepro(t *testing.T) {
 		t.Fatalf("String() = %q", s)
 	}
 	back, err := ParseRepro(s)
-	if err != nil || back.Fences != "self" || !back.fenceRun() {
+	if err != nil || back.Fences != "self" || !fenceRepro(back) {
 		t.Fatalf("ParseRepro(%q) = %+v, %v", s, back, err)
 	}
 	if line := ReproLine(r); line != "conform reproduce '"+s+"'" {
@@ -55,10 +55,10 @@ func TestFencesRepro(t *testing.T) {
 		t.Errorf("an exec helper does not round-trip: %q → %+v, %v", exec.String(), back, err)
 	}
 	old, _ := ParseRepro("v1;seed=3;row=adm-try")
-	if !old.fenceRun() || old.fencesName() != "self" {
+	if !fenceRepro(old) || old.FencesName() != "self" {
 		t.Errorf("a repro of an admission row without fences= is not a run of conform's own fences: %+v", old)
 	}
-	if store, _ := ParseRepro(reproKill); store.fenceRun() {
+	if store, _ := ParseRepro(reproKill); fenceRepro(store) {
 		t.Errorf("a store's repro is taken for a fences run's: %+v", store)
 	}
 	if _, err := ParseRepro("v1;seed=3;fences=nope"); err == nil || !strings.Contains(err.Error(), "exec:PROGRAM") {
