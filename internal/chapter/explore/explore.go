@@ -170,7 +170,7 @@ type Outcome struct {
 	// Stopped is set when the run's context ended before its budget.
 	Stopped bool
 	// TimeUp is set when the run ended at the end of its wall-time budget
-	// (ExploreConfig.For), before Histories.
+	// (Settings.ExploreFor), before it played every history.
 	TimeUp bool
 	// Hung is set when the run stopped at a history with a hang
 	// (History.Hang): a store that ignores a call's context would hang
