@@ -76,7 +76,7 @@ func (s *Specs) It(text string, obligations []reports.ObligationID, body func(ct
 		if why := e.timing.Down(); why != "" {
 			sp.NotRun(why)
 		}
-		bound := e.Cfg.RowBound()
+		bound := e.Cfg.Settings.RowBound()
 		sctx, spent := e.specClock(ctx, bound)
 		defer spent()
 		body(sctx, e)
@@ -155,7 +155,7 @@ func Decorators(t *spec.Tree, id reports.ChapterID) spec.Opts {
 func RegisterRows(t *spec.Tree, cfg Config, id reports.ChapterID, title string, rows []*Row) {
 	var env *Env
 	t.Describe(title, Decorators(t, id), func() {
-		t.BeforeAll(spec.Opts{Timeout: cfg.RowBound()}, func(ctx context.Context) {
+		t.BeforeAll(spec.Opts{Timeout: cfg.Settings.RowBound()}, func(ctx context.Context) {
 			if cfg.Timing != nil && cfg.Timing.Down() != "" {
 				return // every spec is not run
 			}
@@ -183,7 +183,7 @@ func RegisterRows(t *spec.Tree, cfg Config, id reports.ChapterID, title string, 
 // time (RowTimeout) and every store call (CallTimeout) have bounds of
 // their own far below it; it only stops a harness that stopped itself.
 func LastResort(cfg Config) time.Duration {
-	return max(time.Hour, 60*cfg.RowBound())
+	return max(time.Hour, 60*cfg.Settings.RowBound())
 }
 
 // SpecLabels returns the labels each spec of row carries in chapter ch, as

@@ -23,6 +23,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
 	"github.com/conform-spi/conform/internal/faults"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
@@ -32,135 +33,24 @@ import (
 type Config struct {
 	// NewRealm makes a fresh realm, which starts empty. Required.
 	NewRealm func(ctx context.Context) (hoststore.HostStoreFactory, error)
-	// Seed drives every random choice of the rows (payloads, names, orders).
-	// Each row draws from its own source derived from Seed and the row, so
-	// a row's choices do not depend on which rows ran before it.
-	Seed uint64
-	// RowTimeout bounds the harness's own time in each spec of a row: the
-	// time in which none of the spec's store calls is in flight (its
-	// bookkeeping, its checks, its waits on nothing but itself); zero
-	// means 60 s. The store's time is bounded call by call instead
-	// (CallTimeout), so a spec of many calls to a slow store is not cut
-	// short. A spec that spends more is abandoned and fails.
-	RowTimeout time.Duration
-	// CallTimeout is how long one store call may take before the harness
-	// calls it a hang; zero derives it from the latency the store showed
-	// so far in the run (Timing.CallBound). Time in which the harness
-	// holds or delays a commit inside the store never counts.
-	CallTimeout time.Duration
+	// Settings are the run's settings, which the chapters read as they
+	// are: the seed, the bounds, the fences, the exploration, and the
+	// repro lines they render.
+	Settings settings.Settings
 	// Timing is the run's record of the store's latency, shared by its
 	// chapters; nil gives each chapter a record of its own.
 	Timing *Timing
-	// Repro renders the repro string for a row ID; nil leaves it empty.
-	Repro func(rowID reports.RowID) string
-	// Settle bounds how long a row waits for a store to finish something it
-	// may legitimately wait on (a takeover waiting for a held commit) before
-	// it judges the other order; zero means 2 s. It never turns a correct
-	// store's verdict into a failure: it only picks which valid order a row
-	// then checks. (How long the stall rows wait is the store's own:
-	// Timing.StallBound.)
-	Settle time.Duration
-	// Fences, when not nil, runs the admission chapter over a helper: a
-	// program and its arguments that speak the helper protocol
-	// (docs/admission-helper-protocol.md), or an empty slice for the
-	// running executable, which serves conform's own fences. Nil leaves the
-	// chapter out.
-	Fences []string
-	// KeepRealms keeps each chapter's realm when the chapter ends. By
-	// default a factory that implements io.Closer is closed then, and a
-	// factory made for the run removes its realm there.
-	KeepRealms bool
 	// Warn, when set, gets what went wrong outside any row (a realm that
 	// could not be removed); nil drops it.
 	Warn func(msg string)
-	// FencesDir is where the admission chapter makes its directories; it
-	// must host fences. Empty: the system's temporary directory.
-	FencesDir string
-	// Explore sizes the exploration chapter; its zero value leaves the
-	// chapter out.
-	Explore ExploreConfig
 	// Injector is the run's fault injector: every store call runs under a
 	// context bound to it, and the rows arm their holds on it. Nil gives
 	// each chapter run an injector of its own.
 	Injector *faults.Injector
 }
 
-// ExploreConfig is what the exploration chapter needs at run time.
-type ExploreConfig struct {
-	// Histories is how many histories the chapter plays, numbered from 0;
-	// 0 leaves the chapter out unless Only is set.
-	Histories int
-	// Only, when not nil, plays history *Only of the run's seed alone, as
-	// a repro names it.
-	Only *int
-	// History, when not empty, is a shrunk history as a repro's history=
-	// carries it (explore.EncodeRepro): the chapter replays it exactly,
-	// twice on fresh realms, instead of regenerating history *Only.
-	History string
-	// Repro renders the repro line that plays history i alone; nil leaves
-	// it empty.
-	Repro func(i int) string
-	// ReproHistory renders the repro line that replays history, history
-	// i as the chapter shrank it (explore.EncodeRepro); nil: Repro.
-	ReproHistory func(i int, history string) string
-	// Progress, when set, is called after each history with what the
-	// chapter has reached so far.
-	Progress func(ExploreStatus)
-	// Shard and Shards split the histories: with Shards > 1 the chapter
-	// plays only the histories i of [0, Histories) with i%Shards == Shard
-	// (and the ledger's entries k with k%Shards == Shard). Shard counts
-	// from 0.
-	Shard, Shards int
-	// Ledger are failing histories of earlier runs, replayed (each once,
-	// generated from its seed) before the budget.
-	Ledger []reports.LedgerEntry
-	// For, when positive, makes the budget wall time as well: the chapter
-	// starts no history of the budget once For has passed since it began
-	// (Histories still bounds it). A campaign's choice; a certifying run
-	// counts histories only.
-	For time.Duration
-	// Parallel is how many histories play at once, each over its own
-	// realm; 0 or 1 plays one at a time. Histories are judged in order
-	// all the same.
-	Parallel int
-}
-
-// On reports whether a run with c includes the exploration chapter.
-func (c ExploreConfig) On() bool { return c.Histories > 0 || c.Only != nil || c.History != "" }
-
 // ExploreStatus is the exploration chapter's progress after a history.
-type ExploreStatus struct {
-	// Histories counts the histories played and judged so far, of Of.
-	Histories, Of int
-	// Ops counts their operations.
-	Ops int
-	// Reached counts the coverage items reached so far, of Items.
-	Reached, Items int
-	// Findings counts the histories that failed so far.
-	Findings int
-	// Finding is the headline of the history just judged when it failed,
-	// with its repro line; "" when it passed.
-	Finding string
-	// Replayed, for a history replayed from a ledger, says so and how it
-	// went; "" otherwise.
-	Replayed string
-}
-
-// RowBound returns RowTimeout, or 60 s when it is zero.
-func (c Config) RowBound() time.Duration {
-	if c.RowTimeout <= 0 {
-		return 60 * time.Second
-	}
-	return c.RowTimeout
-}
-
-// SettleBound returns Settle, or 2 s when it is zero.
-func (c Config) SettleBound() time.Duration {
-	if c.Settle <= 0 {
-		return 2 * time.Second
-	}
-	return c.Settle
-}
+type ExploreStatus = settings.ExploreStatus
 
 // Env is one chapter run over one realm: the factory, the processes opened
 // on it, and the reference model of everything the realm holds.
@@ -229,7 +119,7 @@ func (c Config) timing() *Timing {
 	if c.Timing != nil {
 		return c.Timing
 	}
-	return NewTiming(c.CallTimeout)
+	return NewTiming(c.Settings.CallTimeout)
 }
 
 // beginSpec resets the per-spec state: the trail and the random source.
@@ -245,7 +135,7 @@ func (e *Env) beginSpec(rowID reports.RowID, sp *spec.Spec) {
 	e.rowID = rowID
 	h := fnv.New64a()
 	h.Write([]byte(text))
-	e.rng = rand.New(rand.NewPCG(e.Cfg.Seed, h.Sum64()))
+	e.rng = rand.New(rand.NewPCG(e.Cfg.Settings.Seed, h.Sum64()))
 }
 
 // Spec returns the running spec's handle.
@@ -441,7 +331,7 @@ func (e *Env) Scope(kind hoststore.ScopeKind, name string) hoststore.ScopeRef {
 
 // close kills every process still alive and closes what can be closed.
 // close closes every process still alive, then the realm's factory when
-// it implements io.Closer (unless Config.KeepRealms).
+// it implements io.Closer (unless the settings keep realms).
 func (e *Env) close() {
 	e.mu.Lock()
 	procs := append([]*Proc(nil), e.procs...)
@@ -451,7 +341,7 @@ func (e *Env) close() {
 			p.CloseQuietly()
 		}
 	}
-	if e.Cfg.KeepRealms {
+	if e.Cfg.Settings.KeepRealms {
 		return
 	}
 	if c, ok := e.realm.(io.Closer); ok {

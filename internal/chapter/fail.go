@@ -76,9 +76,7 @@ func (e *Env) failureText(f reports.Failure) string {
 			sb.WriteString("    " + textsafe.Clip(l, 400) + "\n")
 		}
 	}
-	if e.Cfg.Repro != nil {
-		fmt.Fprintf(&sb, "  repro: %s\n", e.Cfg.Repro(e.rowID))
-	}
+	fmt.Fprintf(&sb, "  repro: %s\n", e.Cfg.Settings.Repro(e.rowID))
 	return sb.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/conform-spi/conform/hoststore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reference"
 )
 
@@ -61,7 +62,7 @@ func TestLateAnswersAfterAHangAreDropped(t *testing.T) {
 		NewRealm: func(context.Context) (hoststore.HostStoreFactory, error) {
 			return lateFactory{HostStoreFactory: reference.NewFactory(), answered: answered}, nil
 		},
-		CallTimeout: MinCallTimeout,
+		Settings: settings.Settings{Options: settings.Options{CallTimeout: MinCallTimeout}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/instore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reference"
 )
 
@@ -53,8 +54,8 @@ func TestCallBoundRule(t *testing.T) {
 func newTestEnv(t *testing.T, callTimeout time.Duration) *Env {
 	t.Helper()
 	e, err := newEnv(t.Context(), Config{
-		NewRealm:    func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil },
-		CallTimeout: callTimeout,
+		NewRealm: func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil },
+		Settings: settings.Settings{Options: settings.Options{CallTimeout: callTimeout}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -70,10 +70,10 @@ func commandOf(id string) string {
 	return ""
 }
 
-// chapters returns the chapters a run with o runs: fenceChapters for a
-// fences run (Options.runsFences), else storeChapters.
-func (o Options) chapters() []chapter.Chapter {
-	if o.runsFences {
+// chaptersOf returns the chapters a run with o runs: fenceChapters for a
+// fences run (Options.RunsFences), else storeChapters.
+func chaptersOf(o Options) []chapter.Chapter {
+	if o.RunsFences {
 		return fenceChapters()
 	}
 	return storeChapters()
@@ -81,4 +81,4 @@ func (o Options) chapters() []chapter.Chapter {
 
 // asFencesRun makes a run certify fences: it runs fenceChapters, not a
 // store's.
-func asFencesRun() Option { return func(o *Options) { o.runsFences = true } }
+func asFencesRun() Option { return func(o *Options) { o.RunsFences = true } }

@@ -26,22 +26,22 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 		Duration:    time.Since(start),
 		Failpoints:  sortedCopy(o.Failpoints),
 		LabelFilter: filter,
-		Obligations: catalogue(o.chapters()),
+		Obligations: catalogue(chaptersOf(o.Options)),
 
 		WithoutInStoreFaults: o.WithoutInStoreFaults,
-		Shard:                shardOf(o),
+		Shard:                shardOf(o.Options),
 		Explore:              exploration(specs),
 		Interrupted:          interrupted,
 	}
 	s.mu.Lock()
 	run.Warnings = append([]string(nil), s.warnings...)
 	s.mu.Unlock()
-	sel, err := selection(filter, activeChapters(o))
+	sel, err := selection(filter, activeChapters(o.Options))
 	if err != nil {
 		sel = nil // the run ran with it, so it parses; select nothing rather than guess
 	}
 	byRow := map[reports.RowID]bool{}
-	for _, ch := range o.chapters() {
+	for _, ch := range chaptersOf(o.Options) {
 		for _, row := range ch.Rows() {
 			byRow[row.ID] = true
 			run.Rows = append(run.Rows, reports.Row{
@@ -52,7 +52,7 @@ func (s *suite) collect(specs []*spec.Result, filter string, interrupted bool) *
 				Labels:      []string{ch.ID.Label(), row.ID.Label()},
 				Obligations: row.Obligations,
 				Status:      reports.StatusNotRun,
-				Repro:       ReproLine(Repro{Seed: o.Seed, Row: string(row.ID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences}),
+				Repro:       o.Repro(row.ID),
 				NotSelected: !sel[row.ID],
 			})
 		}

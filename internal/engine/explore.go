@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/internal/textsafe"
 )
 
@@ -30,12 +31,12 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	const name = "explore"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f runFlags
-	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
-	fs.IntVar(&f.explore, "histories", DefaultCampaign, fmt.Sprintf("how many randomized histories to play, of at most %d operations each", explore.MaxOps))
+	var f settings.Flags
+	fs.StringVar(&f.Store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
+	fs.IntVar(&f.Explore, "histories", DefaultCampaign, fmt.Sprintf("how many randomized histories to play, of at most %d operations each", explore.MaxOps))
 	parallel := parallelFlag(fs)
-	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every history (0: draw one)")
-	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go")
+	fs.Uint64Var(&f.Seed, "seed", 0, "the seed of every history (0: draw one)")
+	fs.StringVar(&f.ReportDir, "report-dir", "conform-report", "where the four reports go")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: derived from the store's latency)")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site")
 	shardFlag := fs.String("shard", "", "play shard i of N of the histories (i counts from 0, as $JOB_COMPLETION_INDEX): those whose index modulo N is i; needs --seed; 'conform merge' joins the shards' reports")
@@ -57,20 +58,20 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if err := checkParallel(*parallel); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if f.explore < 1 {
-		return refuse(stderr, name, "--histories %d: give at least one history", f.explore)
+	if f.Explore < 1 {
+		return refuse(stderr, name, "--histories %d: give at least one history", f.Explore)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	switch {
 	case given["budget"] && given["histories"]:
-		return refuse(stderr, name, "--budget %s and --histories %d: give one budget, a time or a number of histories", *budget, f.explore)
+		return refuse(stderr, name, "--budget %s and --histories %d: give one budget, a time or a number of histories", *budget, f.Explore)
 	case given["budget"] && *budget < time.Second:
 		return refuse(stderr, name, "--budget %s: give at least 1s", *budget)
 	case given["budget"] && *shardFlag != "":
 		return refuse(stderr, name, "--budget with --shard: shards of a campaign play a number of histories, so that together they play each once; give --histories")
 	case given["budget"]:
-		f.explore = MaxCampaign
+		f.Explore = MaxCampaign
 	}
 	if err := checkBounds(0, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
@@ -84,15 +85,15 @@ func (c Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 		return refuse(stderr, name, "%v", err)
 	}
 	live := liveLine{budget: *budget}
-	opts := []Option{WithLabelFilter(explore.ID.Label()), WithExplore(f.explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
+	opts := []Option{WithLabelFilter(explore.ID.Label()), WithExplore(f.Explore), WithCallTimeout(*callTimeout), WithExploreProgress(live.update)}
 	if *budget > 0 {
-		opts = append(opts, func(o *Options) { o.exploreFor = *budget })
+		opts = append(opts, func(o *Options) { o.ExploreFor = *budget })
 	}
 	opts = append(opts, WithExploreParallel(*parallel))
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
-	note := fmt.Sprintf(", %d histories", f.explore)
+	note := fmt.Sprintf(", %d histories", f.Explore)
 	if *budget > 0 {
 		note = fmt.Sprintf(", histories for %s", *budget)
 	}

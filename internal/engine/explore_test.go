@@ -50,27 +50,27 @@ func TestExploreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !exploring(def.Options) || def.exploreBudget() != DefaultExploreHistories || def.ExploreHist != nil || !strings.Contains(def.header(), "exploration 300 histories") {
-		t.Fatalf("the exploration chapter is not on by default with %d histories: %+v, header %q", DefaultExploreHistories, def.Options, def.header())
+	if !exploring(def.Options) || def.ExploreBudget() != DefaultExploreHistories || def.ExploreHist != nil || !strings.Contains(def.Header(Version), "exploration 300 histories") {
+		t.Fatalf("the exploration chapter is not on by default with %d histories: %+v, header %q", DefaultExploreHistories, def.Options, def.Header(Version))
 	}
-	if c := chapterConfig(def.Options, nil); c.Explore.Histories != DefaultExploreHistories {
-		t.Errorf("the chapter is given %d histories by default", c.Explore.Histories)
+	if c := chapterConfig(def, nil); c.Settings.ExploreBudget() != DefaultExploreHistories {
+		t.Errorf("the chapter is given %d histories by default", c.Settings.ExploreBudget())
 	}
 	on, _ := resolveEnv([]Option{WithExplore(0)}, envOf(nil))
-	if !exploring(on.Options) || on.exploreBudget() != DefaultExploreHistories {
-		t.Errorf("WithExplore(0): %d histories, header %q", on.exploreBudget(), on.header())
+	if !exploring(on.Options) || on.ExploreBudget() != DefaultExploreHistories {
+		t.Errorf("WithExplore(0): %d histories, header %q", on.ExploreBudget(), on.Header(Version))
 	}
 	off, _ := resolveEnv([]Option{WithoutExplore()}, envOf(nil))
-	if exploring(off.Options) || off.exploreBudget() != 0 || !strings.Contains(off.header(), "exploration left out") {
-		t.Errorf("WithoutExplore: exploring %v, %d histories, header %q", exploring(off.Options), off.exploreBudget(), off.header())
+	if exploring(off.Options) || off.ExploreBudget() != 0 || !strings.Contains(off.Header(Version), "exploration left out") {
+		t.Errorf("WithoutExplore: exploring %v, %d histories, header %q", exploring(off.Options), off.ExploreBudget(), off.Header(Version))
 	}
 	envOff, _ := resolveEnv([]Option{WithExplore(40)}, envOf(map[string]string{EnvExplore: "0"}))
 	if exploring(envOff.Options) {
 		t.Errorf("%s=0 over WithExplore(40) still explores", EnvExplore)
 	}
 	fromEnv, err := resolveEnv([]Option{WithExplore(5)}, envOf(map[string]string{EnvExplore: "40"}))
-	if err != nil || fromEnv.exploreBudget() != 40 {
-		t.Errorf("%s=40 over WithExplore(5): %d histories, %v", EnvExplore, fromEnv.exploreBudget(), err)
+	if err != nil || fromEnv.ExploreBudget() != 40 {
+		t.Errorf("%s=40 over WithExplore(5): %d histories, %v", EnvExplore, fromEnv.ExploreBudget(), err)
 	}
 	if _, err := resolveEnv(nil, envOf(map[string]string{EnvExplore: "-3"})); err == nil {
 		t.Errorf("%s=-3 accepted", EnvExplore)
@@ -82,8 +82,8 @@ func TestExploreSettings(t *testing.T) {
 	if rep.ExploreHist == nil || *rep.ExploreHist != 4 || rep.LabelFilter != "row:explore-histories" || !exploring(rep.Options) {
 		t.Fatalf("a repro with hist=4: %+v", rep.Options)
 	}
-	cfg := chapterConfig(rep.Options, nil)
-	if got := cfg.Explore.Repro(4); !strings.Contains(got, "v1;seed=9;row=explore-histories;hist=4") {
+	cfg := chapterConfig(rep, nil)
+	if got := cfg.Settings.ReproHist(explore.RowID, 4); !strings.Contains(got, "v1;seed=9;row=explore-histories;hist=4") {
 		t.Errorf("the chapter's repro for history 4 is %q", got)
 	}
 }

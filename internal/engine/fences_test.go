@@ -13,7 +13,7 @@ import (
 // the store chapters alone; the admission chapter is the fences run's, and
 // a fences run's alone.
 func TestFencesAreNotAStoreChapter(t *testing.T) {
-	for _, ch := range (Options{}).chapters() {
+	for _, ch := range chaptersOf(Options{}) {
 		if ch.ID == fences.ID {
 			t.Fatalf("a store's run has the chapter %s", ch.ID)
 		}
@@ -26,11 +26,11 @@ func TestFencesAreNotAStoreChapter(t *testing.T) {
 	}
 	var o Options
 	asFencesRun()(&o)
-	chs := o.chapters()
+	chs := chaptersOf(o)
 	if len(chs) != 1 || chs[0].ID != fences.ID {
 		t.Errorf("a fences run has %d chapters, want the admission chapter alone", len(chs))
 	}
-	if chs := (Options{}).chapters(); len(chs) == 0 || chs[0].ID == fences.ID {
+	if chs := chaptersOf(Options{}); len(chs) == 0 || chs[0].ID == fences.ID {
 		t.Error("a store's run has the fences run's chapters")
 	}
 }
@@ -45,7 +45,7 @@ func TestFencesRepro(t *testing.T) {
 		t.Fatalf("String() = %q", s)
 	}
 	back, err := ParseRepro(s)
-	if err != nil || back.Fences != "self" || !back.fenceRun() {
+	if err != nil || back.Fences != "self" || !fenceRepro(back) {
 		t.Fatalf("ParseRepro(%q) = %+v, %v", s, back, err)
 	}
 	if line := ReproLine(r); line != "conform reproduce '"+s+"'" {
@@ -56,10 +56,10 @@ func TestFencesRepro(t *testing.T) {
 		t.Errorf("an exec helper does not round-trip: %q → %+v, %v", exec.String(), back, err)
 	}
 	old, _ := ParseRepro("v1;seed=3;row=adm-try")
-	if !old.fenceRun() || old.fencesName() != "self" {
+	if !fenceRepro(old) || old.FencesName() != "self" {
 		t.Errorf("a repro of an admission row without fences= is not a run of conform's own fences: %+v", old)
 	}
-	if store, _ := ParseRepro(reproKill); store.fenceRun() {
+	if store, _ := ParseRepro(reproKill); fenceRepro(store) {
 		t.Errorf("a store's repro is taken for a fences run's: %+v", store)
 	}
 	if _, err := ParseRepro("v1;seed=3;fences=nope"); err == nil || !strings.Contains(err.Error(), "exec:PROGRAM") {
@@ -116,7 +116,7 @@ func TestFencesReportListsAdmissionObligations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := newSuite(o.Options).collect(nil, "", false)
+	run := newSuite(o).collect(nil, "", false)
 	if len(run.Obligations) == 0 {
 		t.Fatal("a fences run's report lists no obligation")
 	}
@@ -134,7 +134,7 @@ func TestFencesReportListsAdmissionObligations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storeRun := newSuite(store.Options).collect(nil, "", false)
+	storeRun := newSuite(store).collect(nil, "", false)
 	for _, ob := range storeRun.Obligations {
 		if strings.HasPrefix(string(ob.ID), "adm:") {
 			t.Errorf("a store's run's report lists obligation %s", ob.ID)

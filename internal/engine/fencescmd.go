@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/conform-spi/conform/internal/settings"
 )
 
 // FencesReportDir is where `conform fences` writes its reports unless
@@ -20,13 +22,13 @@ const FencesReportDir = "conform-fences-report"
 func (c Command) cmdFences(name string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f runFlags
-	fs.StringVar(&f.fences, "fences", "self", "the fences to certify: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
+	var f settings.Flags
+	fs.StringVar(&f.Fences, "fences", "self", "the fences to certify: self (conform's own) or exec:PROGRAM ARGS (a helper of another implementation; see docs/admission-helper-protocol.md)")
 	fencesDir := fs.String("fences-dir", "", "where the rows make their directories; it must host fences (default: the system's temporary directory; see 'conform hosts-fences')")
-	fs.StringVar(&f.rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
-	fs.StringVar(&f.labels, "label-filter", "", "a label filter, e.g. 'adm:exclusion || row:adm-try'")
-	fs.Uint64Var(&f.seed, "seed", 0, "the seed of the run (0: draw one)")
-	fs.StringVar(&f.reportDir, "report-dir", FencesReportDir, "where the four reports go")
+	fs.StringVar(&f.Rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
+	fs.StringVar(&f.Labels, "label-filter", "", "a label filter, e.g. 'adm:exclusion || row:adm-try'")
+	fs.Uint64Var(&f.Seed, "seed", 0, "the seed of the run (0: draw one)")
+	fs.StringVar(&f.ReportDir, "report-dir", FencesReportDir, "where the four reports go")
 	timeout := fs.Duration("timeout", 60*time.Second, "the bound of each row (at least "+MinRowTimeout.String()+")")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -54,32 +56,33 @@ func (c Command) cmdFences(name string, args []string, stdout, stderr io.Writer)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	if _, err := f.merge(given, repro, env{explore: -1}); err != nil {
+	f.Given = given
+	if _, err := settings.Build(settings.Input{Flags: &f, Repro: repro}); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if _, err := fencesCommand(f.fences); err != nil {
+	if _, err := settings.FencesCommand(f.Fences); err != nil {
 		return refuse(stderr, name, "--%v", err)
 	}
 	if *timeout < MinRowTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails correct fences instead of judging them", *timeout, MinRowTimeout)
 	}
-	filter, err := rowFilter(f.rows, f.labels, asFencesRun())
+	filter, err := rowFilter(f.Rows, f.Labels, asFencesRun())
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := checkSelection(filter, activeChapters(Options{Fences: f.fences, runsFences: true})); err != nil {
+	if err := checkSelection(filter, activeChapters(Options{Fences: f.Fences, RunsFences: true})); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if err := checkReportDir(f.reportDir); err != nil {
-		return refuse(stderr, name, "--report-dir %q: %v", f.reportDir, err)
+	if err := checkReportDir(f.ReportDir); err != nil {
+		return refuse(stderr, name, "--report-dir %q: %v", f.ReportDir, err)
 	}
-	if f.seed == 0 {
-		if f.seed, err = drawSeed(); err != nil {
+	if f.Seed == 0 {
+		if f.Seed, err = settings.DrawSeed(); err != nil {
 			return refuse(stderr, name, "%v", err)
 		}
 	}
-	f.store = "fences:" + f.fences
-	opts := []Option{asFencesRun(), WithRowTimeout(*timeout), WithLabelFilter(filter), withFences(f.fences, *fencesDir)}
+	f.Store = "fences:" + f.Fences
+	opts := []Option{asFencesRun(), WithRowTimeout(*timeout), WithLabelFilter(filter), withFences(f.Fences, *fencesDir)}
 	return c.certify(name, nil, f, "", opts, nil, stdout, stderr)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter/fences"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/internal/reportdir"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
@@ -130,19 +131,19 @@ func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 // directory can take the reports, the store opens and answers the
 // preflight, and the seed is drawn when none was given. It returns why
 // not in one line.
-func (c Command) prepare(f *runFlags, callTimeout time.Duration) (NewRealm, error) {
-	if err := checkReportDir(f.reportDir); err != nil {
-		return nil, fmt.Errorf("--report-dir %q: %v", f.reportDir, err)
+func (c Command) prepare(f *settings.Flags, callTimeout time.Duration) (NewRealm, error) {
+	if err := checkReportDir(f.ReportDir); err != nil {
+		return nil, fmt.Errorf("--report-dir %q: %v", f.ReportDir, err)
 	}
-	newRealm, err := c.open(f.store)
+	newRealm, err := c.open(f.Store)
 	if err != nil {
 		return nil, err
 	}
 	if err := preflight(newRealm, max(PreflightBound, callTimeout)); err != nil {
-		return nil, fmt.Errorf("store %q cannot be opened: %v", f.store, err)
+		return nil, fmt.Errorf("store %q cannot be opened: %v", f.Store, err)
 	}
-	if f.seed == 0 {
-		if f.seed, err = drawSeed(); err != nil {
+	if f.Seed == 0 {
+		if f.Seed, err = settings.DrawSeed(); err != nil {
 			return nil, err
 		}
 	}
@@ -182,21 +183,21 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f runFlags
-	fs.StringVar(&f.store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
-	fs.StringVar(&f.rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
-	fs.StringVar(&f.labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
-	fs.Uint64Var(&f.seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
-	fs.StringVar(&f.reportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
+	var f settings.Flags
+	fs.StringVar(&f.Store, "store", c.Default, "the store's URL ("+strings.Join(c.schemes(), ", ")+")")
+	fs.StringVar(&f.Rows, "rows", "", "comma-separated row IDs to run (see 'conform list')")
+	fs.StringVar(&f.Labels, "label-filter", "", "a Ginkgo label filter, e.g. 'ob:5 || row:kill' (or $"+EnvLabels+")")
+	fs.Uint64Var(&f.Seed, "seed", 0, "the seed of every random choice (0: draw one; or $"+EnvSeed+")")
+	fs.StringVar(&f.ReportDir, "report-dir", "conform-report", "where the four reports go (or $"+EnvReportDir+")")
 	timeout := fs.Duration("timeout", 60*time.Second, "the bound of the harness's own time in each spec of a row (time with no store call in flight; at least "+MinRowTimeout.String()+")")
 	callTimeout := fs.Duration("call-timeout", 0, "how long one store call may take before it is a hang (0: 10 × the store's p99 latency so far, within 2s..30s; at least 100ms)")
-	fs.Var(&f.failpoints, "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
+	fs.Var((*multi)(&f.Failpoints), "failpoint", "arm a failpoint for the run: name=terms (repeatable; see 'conform list'); a crash it injects fails the row whose commit it hits")
 	fencesFlag := fs.String("fences", "", movedToFences)
 	fs.String("fences-dir", "", movedToFences)
 	keepRealms := fs.Bool("keep-realms", false, "keep every chapter's realm (its database rows or files) after the run")
 	withoutInStore := fs.Bool("without-instore-faults", false, "declare that the store calls no in-store site: the run can then be conformant without in-store faults")
 	shardFlag := fs.String("shard", "", "run shard i of N (i counts from 0, as $JOB_COMPLETION_INDEX): the rows whose ID hashes to i, and the exploration's histories whose index modulo N is i; needs a seed; 'conform merge' joins the shards' reports")
-	fs.IntVar(&f.explore, "explore-histories", DefaultExploreHistories, fmt.Sprintf("the exploration chapter's budget (chapter:explore): N randomized histories of at most %d operations each; 0 leaves the chapter out (or $%s)", explore.MaxOps, EnvExplore))
+	fs.IntVar(&f.Explore, "explore-histories", DefaultExploreHistories, fmt.Sprintf("the exploration chapter's budget (chapter:explore): N randomized histories of at most %d operations each; 0 leaves the chapter out (or $%s)", explore.MaxOps, EnvExplore))
 	parallel := parallelFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -207,7 +208,7 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 		return refuse(stderr, name, "%v (see 'conform %s -h')", err, name)
 	}
 	if name == "reproduce" && len(pos) == 1 {
-		if r, err := ParseRepro(pos[0]); err == nil && r.fenceRun() {
+		if r, err := ParseRepro(pos[0]); err == nil && fenceRepro(r) {
 			return c.cmdFences(name, args, stdout, stderr)
 		}
 	}
@@ -236,8 +237,8 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err := checkParallel(*parallel); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if f.explore < 0 {
-		return refuse(stderr, name, "--explore-histories %d: give a number of histories, or 0 to leave the chapter out", f.explore)
+	if f.Explore < 0 {
+		return refuse(stderr, name, "--explore-histories %d: give a number of histories, or 0 to leave the chapter out", f.Explore)
 	}
 	if *timeout < MinRowTimeout {
 		return refuse(stderr, name, "--timeout %s is below the floor of %s: a bound that short fails a correct store instead of judging it", *timeout, MinRowTimeout)
@@ -245,36 +246,37 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err := checkBounds(*timeout, *callTimeout); err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	e, err := readEnv(os.Getenv)
+	e, err := settings.ReadEnv(os.Getenv)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if r := e.repro; r != nil && r.fenceRun() {
-		return refuse(stderr, name, "%s names a run of the fences (%s), not of a store; run it with: conform reproduce '%s'", EnvRepro, r.fencesName(), r.String())
+	if r := e.Repro; r != nil && fenceRepro(*r) {
+		return refuse(stderr, name, "%s names a run of the fences (%s), not of a store; run it with: conform reproduce '%s'", EnvRepro, r.FencesName(), r.String())
 	}
-	fromEnv, err := f.merge(given, repro, e)
+	f.Given = given
+	set, err := settings.Build(settings.Input{Flags: &f, Repro: repro, Env: e})
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	if r := repro; r != nil || e.repro != nil {
+	if r := repro; r != nil || e.Repro != nil {
 		if r == nil {
-			r = e.repro
+			r = e.Repro
 		}
 		if r.Store != "" && !c.opens(r.Store) {
 			return refuse(stderr, name, "the repro names the store %q, which this command does not open (it opens %s); a store tested under go test by its author runs the repro there: CONFORM_REPRO='%s' go test ./...",
 				r.Store, strings.Join(c.schemes(), ", "), r.String())
 		}
 	}
-	filter, err := rowFilter(f.rows, f.labels)
+	filter, err := rowFilter(f.Rows, f.Labels)
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	for _, fp := range f.failpoints {
+	for _, fp := range f.Failpoints {
 		if _, _, err := faults.ParseFailpointFlag(fp); err != nil {
 			return refuse(stderr, name, "%v", err)
 		}
 	}
-	if err := checkSelection(filter, activeChapters(Options{Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})); err != nil {
+	if err := checkSelection(filter, activeChapters(set.Options)); err != nil {
 		switch {
 		case !exploreOn(f) && selectsExplore(filter):
 			err = fmt.Errorf("%v; --explore-histories 0 left the exploration chapter out", err)
@@ -294,20 +296,20 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return refuse(stderr, name, "%v", err)
 	}
-	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.failpoints...)}
+	opts := []Option{WithRowTimeout(*timeout), WithCallTimeout(*callTimeout), WithLabelFilter(filter), WithFailpoints(f.Failpoints...)}
 	if *withoutInStore {
 		opts = append(opts, WithoutInStoreFaults())
 	}
 	if *keepRealms {
 		opts = append(opts, WithKeepRealms())
 	}
-	opts = append(opts, func(o *Options) { o.Explore = exploreOption(f.explore) })
+	opts = append(opts, func(o *Options) { o.Explore = set.Explore })
 	opts = append(opts, WithExploreParallel(*parallel))
-	if f.hist != nil {
-		opts = append(opts, withExploreHist(*f.hist))
+	if f.Hist != nil {
+		opts = append(opts, withExploreHist(*f.Hist))
 	}
-	if f.history != "" {
-		opts = append(opts, func(o *Options) { o.ExploreHistory = f.history })
+	if f.History != "" {
+		opts = append(opts, func(o *Options) { o.ExploreHistory = f.History })
 	}
 	note := ""
 	if sh.Count > 0 {
@@ -317,23 +319,14 @@ func (c Command) cmdRun(name string, args []string, stdout, stderr io.Writer) in
 	if *parallel > 1 && exploreOn(f) {
 		note += fmt.Sprintf(", exploration histories %d at once", *parallel)
 	}
-	if len(fromEnv) > 0 {
-		note += "; from the environment: " + strings.Join(fromEnv, ", ")
+	if len(set.From.Env) > 0 {
+		note += "; from the environment: " + strings.Join(set.From.Env, ", ")
 	}
 	return c.certify(name, newRealm, f, note, opts, nil, stdout, stderr)
 }
 
-// exploreOption returns Options.Explore for --explore-histories n: 0
-// leaves the chapter out.
-func exploreOption(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
 // exploreOn reports whether the flags turn the exploration chapter on.
-func exploreOn(f runFlags) bool { return f.explore > 0 || f.hist != nil || f.history != "" }
+func exploreOn(f settings.Flags) bool { return f.Explore > 0 || f.Hist != nil || f.History != "" }
 
 // selectsExplore reports whether label filter f would select the
 // exploration chapter's row were the chapter on.
@@ -352,7 +345,7 @@ func withExploreHist(i int) Option { return func(o *Options) { o.ExploreHist = &
 // the reports are written, and the exit code says what happened. live,
 // when not nil, is called with the command's stdout before the run
 // starts and returns a function called after the run.
-func (c Command) certify(name string, newRealm NewRealm, f runFlags, note string, opts []Option, live func(out io.Writer) func(), stdout, stderr io.Writer) int {
+func (c Command) certify(name string, newRealm NewRealm, f settings.Flags, note string, opts []Option, live func(out io.Writer) func(), stdout, stderr io.Writer) int {
 	sig := watchSignals()
 	defer sig.stop()
 	out := &pipeSafe{w: stdout}
@@ -360,8 +353,8 @@ func (c Command) certify(name string, newRealm NewRealm, f runFlags, note string
 	if name == "explore" {
 		verb = "exploring"
 	}
-	fmt.Fprintf(out, "conform %s: %s %s (seed %d%s)\n", Version, verb, textsafe.Line(f.store), f.seed, note)
-	opts = append(opts, WithStore(f.store), WithReportDir(f.reportDir), WithProgress(out), WithSeed(f.seed))
+	fmt.Fprintf(out, "conform %s: %s %s (seed %d%s)\n", Version, verb, textsafe.Line(f.Store), f.Seed, note)
+	opts = append(opts, WithStore(f.Store), WithReportDir(f.ReportDir), WithProgress(out), WithSeed(f.Seed))
 	var stop func()
 	if live != nil {
 		stop = live(out)
@@ -393,8 +386,8 @@ func (c Command) certify(name string, newRealm NewRealm, f runFlags, note string
 		fmt.Fprintf(stderr, "conform %s: interrupted while the reports were being written; they were written in full before exit\n", name)
 		return ExitNotConformant
 	}
-	if len(f.failpoints) > 0 && run.Counts()[reports.StatusFailed] > 0 {
-		fmt.Fprintf(out, "note: %s\n", textsafe.Line(userFailpointNote("every failure of this run", f.failpoints)))
+	if len(f.Failpoints) > 0 && run.Counts()[reports.StatusFailed] > 0 {
+		fmt.Fprintf(out, "note: %s\n", textsafe.Line(userFailpointNote("every failure of this run", f.Failpoints)))
 	}
 	switch v := run.Verdict(); {
 	case v.Passing():
@@ -442,7 +435,7 @@ func rowFilter(rows, labels string, opts ...Option) (string, error) {
 		opt(&o)
 	}
 	known := map[reports.RowID]bool{}
-	for _, ch := range o.chapters() {
+	for _, ch := range chaptersOf(o) {
 		for _, r := range ch.Rows() {
 			known[r.ID] = true
 		}

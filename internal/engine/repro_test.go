@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/conform-spi/conform/internal/chapter/explore"
 )
 
 // TestReproHistoryRoundTrips: a repro that carries a shrunk history
@@ -50,14 +52,14 @@ func TestReproHistoryRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set.ExploreHistory != enc || !exploring(set.Options) || !strings.Contains(set.header(), "exploration a shrunk history") {
+	if set.ExploreHistory != enc || !exploring(set.Options) || !strings.Contains(set.Header(Version), "exploration a shrunk history") {
 		t.Fatalf("a repro with history=: %+v", set.Options)
 	}
-	cfg := chapterConfig(set.Options, nil)
-	if cfg.Explore.History != enc {
-		t.Errorf("the chapter's history is %q", cfg.Explore.History)
+	cfg := chapterConfig(set, nil)
+	if cfg.Settings.ExploreHistory != enc {
+		t.Errorf("the chapter's history is %q", cfg.Settings.ExploreHistory)
 	}
-	if got := cfg.Explore.ReproHistory(3, enc); !strings.Contains(got, ";hist=3;history="+enc+"'") {
+	if got := cfg.Settings.ReproHistory(explore.RowID, 3, enc); !strings.Contains(got, ";hist=3;history="+enc+"'") {
 		t.Errorf("the chapter's repro for the shrunk history is %q", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conform-spi/conform/internal/settings"
 )
 
 // envOf is a getenv over a fixed map.
@@ -31,15 +33,15 @@ func TestResolveEnvRanksAboveCode(t *testing.T) {
 	}{
 		{
 			name: "code alone", opts: code,
-			seed: 7, seedFrom: fromCode, labels: "chapter:host-store", labelsFrom: fromCode,
-			failpoints: []string{`commit-after-point=return("crash")`}, failpointsFrom: fromCode,
-			reportDir: "/code/dir", reportDirFrom: fromCode,
+			seed: 7, seedFrom: settings.FromCode, labels: "chapter:host-store", labelsFrom: settings.FromCode,
+			failpoints: []string{`commit-after-point=return("crash")`}, failpointsFrom: settings.FromCode,
+			reportDir: "/code/dir", reportDirFrom: settings.FromCode,
 		},
 		{
 			name: "every variable over code", opts: code,
 			env:  map[string]string{EnvSeed: "9", EnvReportDir: "/ci/reports", EnvLabels: "row:retry"},
 			seed: 9, seedFrom: EnvSeed, labels: "row:retry", labelsFrom: EnvLabels,
-			failpoints: []string{`commit-after-point=return("crash")`}, failpointsFrom: fromCode,
+			failpoints: []string{`commit-after-point=return("crash")`}, failpointsFrom: settings.FromCode,
 			reportDir: "/ci/reports", reportDirFrom: EnvReportDir,
 		},
 		{
@@ -47,12 +49,12 @@ func TestResolveEnvRanksAboveCode(t *testing.T) {
 			env:  map[string]string{EnvRepro: reproKill},
 			seed: 42, seedFrom: EnvRepro, labels: "row:kill", labelsFrom: EnvRepro,
 			failpoints: []string{`commit-locked=return("crash")`}, failpointsFrom: EnvRepro,
-			reportDir: "/code/dir", reportDirFrom: fromCode,
+			reportDir: "/code/dir", reportDirFrom: settings.FromCode,
 		},
 		{
 			name: "a repro with the report dir from the environment", opts: code,
 			env:  map[string]string{EnvRepro: "v1;seed=5", EnvReportDir: "/ci/reports"},
-			seed: 5, seedFrom: EnvRepro, labels: "chapter:host-store", labelsFrom: fromCode,
+			seed: 5, seedFrom: EnvRepro, labels: "chapter:host-store", labelsFrom: settings.FromCode,
 			failpoints: nil, failpointsFrom: EnvRepro,
 			reportDir: "/ci/reports", reportDirFrom: EnvReportDir,
 		},
@@ -61,12 +63,12 @@ func TestResolveEnvRanksAboveCode(t *testing.T) {
 			env:  map[string]string{EnvRepro: reproKill, EnvSeed: "42", EnvLabels: "row:kill"},
 			seed: 42, seedFrom: EnvRepro, labels: "row:kill", labelsFrom: EnvRepro,
 			failpoints: []string{`commit-locked=return("crash")`}, failpointsFrom: EnvRepro,
-			reportDir: "/code/dir", reportDirFrom: fromCode,
+			reportDir: "/code/dir", reportDirFrom: settings.FromCode,
 		},
 		{
 			name: "nothing: defaults", env: map[string]string{EnvSeed: "0"},
-			seedFrom: fromDrawn, labelsFrom: fromDefault, failpointsFrom: fromDefault,
-			reportDir: "conform-report", reportDirFrom: fromDefault,
+			seedFrom: settings.FromDrawn, labelsFrom: settings.FromDefault, failpointsFrom: settings.FromDefault,
+			reportDir: "conform-report", reportDirFrom: settings.FromDefault,
 		},
 	}
 	for _, c := range cases {
@@ -75,7 +77,7 @@ func TestResolveEnvRanksAboveCode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.seedFrom == fromDrawn {
+			if c.seedFrom == settings.FromDrawn {
 				if s.Seed == 0 {
 					t.Error("no seed was drawn")
 				}
@@ -85,15 +87,15 @@ func TestResolveEnvRanksAboveCode(t *testing.T) {
 			if s.LabelFilter != c.labels || !slices.Equal(s.Failpoints, c.failpoints) || s.ReportDir != c.reportDir {
 				t.Errorf("label filter %q, failpoints %q, report dir %q; want %q, %q, %q", s.LabelFilter, s.Failpoints, s.ReportDir, c.labels, c.failpoints, c.reportDir)
 			}
-			from := []string{s.seedFrom, s.labelsFrom, s.failpointsFrom, s.reportDirFrom}
+			from := []string{s.From.Seed, s.From.Labels, s.From.Failpoints, s.From.ReportDir}
 			if want := []string{c.seedFrom, c.labelsFrom, c.failpointsFrom, c.reportDirFrom}; !slices.Equal(from, want) {
 				t.Errorf("sources %q, want %q", from, want)
 			}
 			if c.opts != nil && s.Store != "mystore" {
 				t.Errorf("store %q: the environment renamed the code's store", s.Store)
 			}
-			h := s.header()
-			for _, want := range []string{"seed ", "(" + s.seedFrom + ")", "reports in " + s.ReportDir + " (" + s.reportDirFrom + ")"} {
+			h := s.Header(Version)
+			for _, want := range []string{"seed ", "(" + s.From.Seed + ")", "reports in " + s.ReportDir + " (" + s.From.ReportDir + ")"} {
 				if !strings.Contains(h, want) {
 					t.Errorf("header %q lacks %q", h, want)
 				}
@@ -153,58 +155,58 @@ func TestRunFlagsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := runFlags{store: "reference:", reportDir: "conform-report"}
+	base := settings.Flags{Store: "reference:", ReportDir: "conform-report"}
 	cases := []struct {
 		name    string
-		flags   runFlags
+		flags   settings.Flags
 		given   []string
 		repro   *Repro
 		env     map[string]string
-		want    runFlags
+		want    settings.Flags
 		fromEnv []string
 		refused []string // the parts a refusal names; nil: accepted
 	}{
-		{name: "flags alone", flags: runFlags{store: "reference:", reportDir: "out", seed: 5}, given: []string{"seed", "report-dir"},
-			want: runFlags{store: "reference:", reportDir: "out", seed: 5}},
+		{name: "flags alone", flags: settings.Flags{Store: "reference:", ReportDir: "out", Seed: 5}, given: []string{"seed", "report-dir"},
+			want: settings.Flags{Store: "reference:", ReportDir: "out", Seed: 5}},
 		{name: "the environment fills flags not given", flags: base,
 			env:  map[string]string{EnvSeed: "9", EnvReportDir: "/ci", EnvLabels: "ob:5"},
-			want: runFlags{store: "reference:", reportDir: "/ci", seed: 9, labels: "ob:5"}, fromEnv: []string{EnvSeed, EnvReportDir, EnvLabels}},
-		{name: "a variable equal to its flag", flags: runFlags{store: "reference:", reportDir: "/ci/", seed: 9}, given: []string{"seed", "report-dir"},
+			want: settings.Flags{Store: "reference:", ReportDir: "/ci", Seed: 9, Labels: "ob:5"}, fromEnv: []string{EnvSeed, EnvReportDir, EnvLabels}},
+		{name: "a variable equal to its flag", flags: settings.Flags{Store: "reference:", ReportDir: "/ci/", Seed: 9}, given: []string{"seed", "report-dir"},
 			env:  map[string]string{EnvSeed: "9", EnvReportDir: "/ci"},
-			want: runFlags{store: "reference:", reportDir: "/ci/", seed: 9}},
-		{name: "CONFORM_SEED against --seed", flags: runFlags{seed: 2}, given: []string{"seed"},
+			want: settings.Flags{Store: "reference:", ReportDir: "/ci/", Seed: 9}},
+		{name: "CONFORM_SEED against --seed", flags: settings.Flags{Seed: 2}, given: []string{"seed"},
 			env: map[string]string{EnvSeed: "1"}, refused: []string{EnvSeed + "=1", "--seed 2"}},
-		{name: "CONFORM_REPORT_DIR against --report-dir", flags: runFlags{reportDir: "out"}, given: []string{"report-dir"},
+		{name: "CONFORM_REPORT_DIR against --report-dir", flags: settings.Flags{ReportDir: "out"}, given: []string{"report-dir"},
 			env: map[string]string{EnvReportDir: "/ci"}, refused: []string{EnvReportDir, "/ci", "--report-dir", "out"}},
-		{name: "CONFORM_LABEL_FILTER against --label-filter", flags: runFlags{labels: "ob:5"}, given: []string{"label-filter"},
+		{name: "CONFORM_LABEL_FILTER against --label-filter", flags: settings.Flags{Labels: "ob:5"}, given: []string{"label-filter"},
 			env: map[string]string{EnvLabels: "ob:1"}, refused: []string{EnvLabels, "ob:1", "--label-filter", "ob:5"}},
 		{name: "CONFORM_REPRO on run", flags: base,
 			env:  map[string]string{EnvRepro: reproKill},
-			want: runFlags{store: "sqlite:", reportDir: "conform-report", seed: 42, rows: "kill", failpoints: multi{`commit-locked=return("crash")`}}, fromEnv: []string{EnvRepro}},
-		{name: "CONFORM_REPRO against --seed", flags: runFlags{seed: 3}, given: []string{"seed"},
+			want: settings.Flags{Store: "sqlite:", ReportDir: "conform-report", Seed: 42, Rows: "kill", Failpoints: []string{`commit-locked=return("crash")`}}, fromEnv: []string{EnvRepro}},
+		{name: "CONFORM_REPRO against --seed", flags: settings.Flags{Seed: 3}, given: []string{"seed"},
 			env: map[string]string{EnvRepro: reproKill}, refused: []string{"--seed 3", EnvRepro, "seed=42"}},
-		{name: "CONFORM_REPRO against --rows", flags: runFlags{rows: "retry"}, given: []string{"rows"},
+		{name: "CONFORM_REPRO against --rows", flags: settings.Flags{Rows: "retry"}, given: []string{"rows"},
 			env: map[string]string{EnvRepro: reproKill}, refused: []string{"--rows", "retry", EnvRepro, "row=kill"}},
-		{name: "CONFORM_REPRO against --failpoint", flags: runFlags{failpoints: multi{"commit-locked=off"}}, given: []string{"failpoint"},
+		{name: "CONFORM_REPRO against --failpoint", flags: settings.Flags{Failpoints: []string{"commit-locked=off"}}, given: []string{"failpoint"},
 			env: map[string]string{EnvRepro: reproKill}, refused: []string{"--failpoint commit-locked=off", EnvRepro}},
-		{name: "reproduce against --store", flags: runFlags{store: "sqlite:/tmp/x", reportDir: "d"}, given: []string{"store", "report-dir"}, repro: &repro,
+		{name: "reproduce against --store", flags: settings.Flags{Store: "sqlite:/tmp/x", ReportDir: "d"}, given: []string{"store", "report-dir"}, repro: &repro,
 			refused: []string{`--store "sqlite:/tmp/x"`, "the repro string (store=sqlite:)"}},
-		{name: "reproduce with --store equal to the repro's", flags: runFlags{store: "sqlite:", reportDir: "d"}, given: []string{"store", "report-dir"}, repro: &repro,
-			want: runFlags{store: "sqlite:", reportDir: "d", seed: 42, rows: "kill", failpoints: multi{`commit-locked=return("crash")`}}},
-		{name: "reproduce with --store, the repro naming none", flags: runFlags{store: "sqlite:/tmp/x", reportDir: "d"}, given: []string{"store", "report-dir"}, repro: &Repro{Seed: 7},
-			want: runFlags{store: "sqlite:/tmp/x", reportDir: "d", seed: 7}},
-		{name: "CONFORM_REPRO against --store", flags: runFlags{store: "reference:"}, given: []string{"store"},
+		{name: "reproduce with --store equal to the repro's", flags: settings.Flags{Store: "sqlite:", ReportDir: "d"}, given: []string{"store", "report-dir"}, repro: &repro,
+			want: settings.Flags{Store: "sqlite:", ReportDir: "d", Seed: 42, Rows: "kill", Failpoints: []string{`commit-locked=return("crash")`}}},
+		{name: "reproduce with --store, the repro naming none", flags: settings.Flags{Store: "sqlite:/tmp/x", ReportDir: "d"}, given: []string{"store", "report-dir"}, repro: &Repro{Seed: 7},
+			want: settings.Flags{Store: "sqlite:/tmp/x", ReportDir: "d", Seed: 7}},
+		{name: "CONFORM_REPRO against --store", flags: settings.Flags{Store: "reference:"}, given: []string{"store"},
 			env: map[string]string{EnvRepro: reproKill}, refused: []string{`--store "reference:"`, EnvRepro + " (store=sqlite:)"}},
 		{name: "reproduce against CONFORM_REPRO", flags: base, repro: &repro,
 			env: map[string]string{EnvRepro: "v1;seed=1"}, refused: []string{"the repro string", EnvRepro}},
 		{name: "reproduce against CONFORM_SEED", flags: base, repro: &repro,
 			env: map[string]string{EnvSeed: "1"}, refused: []string{EnvSeed + "=1", "the repro string (seed=42)"}},
-		{name: "reproduce against --seed", flags: runFlags{seed: 1}, given: []string{"seed"}, repro: &repro,
+		{name: "reproduce against --seed", flags: settings.Flags{Seed: 1}, given: []string{"seed"}, repro: &repro,
 			refused: []string{"--seed 1", "the repro string (seed=42)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e, err := readEnv(envOf(c.env))
+			e, err := settings.ReadEnv(envOf(c.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +215,9 @@ func TestRunFlagsMerge(t *testing.T) {
 				given[g] = true
 			}
 			f := c.flags
-			fromEnv, err := f.merge(given, c.repro, e)
+			f.Given = given
+			s, err := settings.Build(settings.Input{Flags: &f, Repro: c.repro, Env: e})
+			fromEnv := s.From.Env
 			if c.refused != nil {
 				if err == nil {
 					t.Fatalf("accepted as %+v; want a refusal", f)
@@ -231,7 +235,7 @@ func TestRunFlagsMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.store != c.want.store || f.rows != c.want.rows || f.labels != c.want.labels || f.reportDir != c.want.reportDir || f.seed != c.want.seed || !slices.Equal(f.failpoints, c.want.failpoints) {
+			if f.Store != c.want.Store || f.Rows != c.want.Rows || f.Labels != c.want.Labels || f.ReportDir != c.want.ReportDir || f.Seed != c.want.Seed || !slices.Equal(f.Failpoints, c.want.Failpoints) {
 				t.Errorf("flags %+v, want %+v", f, c.want)
 			}
 			if !slices.Equal(fromEnv, c.fromEnv) {

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/conform-spi/conform/internal/chapter"
-	"github.com/conform-spi/conform/internal/chapter/explore"
 	"github.com/conform-spi/conform/internal/faults"
 	"github.com/conform-spi/conform/internal/reportdir"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
@@ -25,7 +25,7 @@ import (
 // injector, the failpoints it armed there and the warnings it kept. Each
 // run has its own.
 type suite struct {
-	opts  Options
+	opts  settings.Settings
 	start time.Time
 	inj   *faults.Injector
 	armed []faults.Entry
@@ -35,7 +35,7 @@ type suite struct {
 }
 
 // newSuite returns the state of a run with o, with an injector of its own.
-func newSuite(o Options) *suite { return &suite{opts: o, inj: faults.NewInjector()} }
+func newSuite(o settings.Settings) *suite { return &suite{opts: o, inj: faults.NewInjector()} }
 
 // warn keeps a warning for the run's report and summary.
 func (s *suite) warn(msg string) {
@@ -50,7 +50,7 @@ func (s *suite) tree(newRealm NewRealm) *spec.Tree {
 	cfg.Warn = s.warn
 	cfg.Injector = s.inj
 	t := spec.NewTree()
-	chapter.RegisterAll(t, cfg, s.opts.chapters())
+	chapter.RegisterAll(t, cfg, chaptersOf(s.opts.Options))
 	return t
 }
 
@@ -164,15 +164,14 @@ func run(tb testing.TB, newRealm NewRealm, opts ...Option) *reports.Run {
 		tb.Fatalf("conform: %v", err)
 		return nil
 	}
-	o := st.Options
-	if err := checkSelection(o.LabelFilter, activeChapters(o)); err != nil {
+	if err := checkSelection(st.LabelFilter, activeChapters(st.Options)); err != nil {
 		tb.Fatalf("conform: %v", err)
 		return nil
 	}
-	tb.Log(st.header())
-	s := newSuite(o)
+	tb.Log(st.Header(Version))
+	s := newSuite(st)
 	rep := s.executeLogged(tb, newRealm)
-	res, werr := s.finish(rep, o.LabelFilter, rep.Interrupted)
+	res, werr := s.finish(rep, st.LabelFilter, rep.Interrupted)
 	if msg := verdictFailure(res, werr); msg != "" {
 		tb.Error(msg)
 	}
@@ -205,12 +204,11 @@ func (w tbWriter) Write(p []byte) (int, error) {
 // returns the report model; an error with a nil model when the run could
 // not be made, and with the model when the reports could not be written.
 func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
-	st, err := resolveEnv(opts, noEnv)
+	o, err := resolveEnv(opts, noEnv)
 	if err != nil {
 		return nil, err
 	}
-	o := st.Options
-	if err := checkSelection(o.LabelFilter, activeChapters(o)); err != nil {
+	if err := checkSelection(o.LabelFilter, activeChapters(o.Options)); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,50 +244,19 @@ func ValidateLabelFilter(f string, opts ...Option) error {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	_, err := selection(f, o.chapters())
+	_, err := selection(f, chaptersOf(o))
 	return err
 }
 
-// chapterConfig returns the chapters' config of a run with o over
+// chapterConfig returns the chapters' config of a run with s over
 // newRealm.
-func chapterConfig(o Options, newRealm NewRealm) chapter.Config {
-	fences, _ := fencesCommand(o.Fences) // resolve checked it
-	return chapter.Config{
-		NewRealm:    newRealm,
-		Seed:        o.Seed,
-		RowTimeout:  o.RowTimeout,
-		CallTimeout: o.CallTimeout,
-		Timing:      chapter.NewTiming(o.CallTimeout),
-		Settle:      o.Settle,
-		Repro: func(rowID reports.RowID) string {
-			return ReproLine(Repro{Seed: o.Seed, Row: string(rowID), Failpoints: o.Failpoints, Store: o.Store, Fences: o.Fences})
-		},
-		Fences:     fences,
-		FencesDir:  o.FencesDir,
-		KeepRealms: o.KeepRealms,
-		Explore: chapter.ExploreConfig{
-			Histories: o.exploreBudget(),
-			For:       o.exploreFor,
-			Parallel:  o.ExploreParallel,
-			Only:      o.ExploreHist,
-			History:   o.ExploreHistory,
-			Repro: func(i int) string {
-				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i})
-			},
-			ReproHistory: func(i int, history string) string {
-				return ReproLine(Repro{Seed: o.Seed, Row: string(explore.RowID), Failpoints: o.Failpoints, Store: o.Store, Hist: &i, History: history})
-			},
-			Progress: o.ExploreProgress,
-			Ledger:   o.Ledger,
-			Shard:    o.Shard.Index,
-			Shards:   o.Shard.Count,
-		},
-	}
+func chapterConfig(s settings.Settings, newRealm NewRealm) chapter.Config {
+	return chapter.Config{NewRealm: newRealm, Settings: s, Timing: chapter.NewTiming(s.CallTimeout)}
 }
 
 // activeChapters returns the chapters a run with o includes.
 func activeChapters(o Options) []chapter.Chapter {
-	return chapter.Active(chapterConfig(o, nil), o.chapters())
+	return chapter.Active(chapterConfig(settings.Settings{Options: o}, nil), chaptersOf(o))
 }
 
 // selection returns the rows of chs that label filter f selects.

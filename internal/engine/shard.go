@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/reports"
 )
@@ -153,18 +154,18 @@ func ReadLedger(path string) ([]reports.LedgerEntry, error) {
 // the other flags f: a shard needs a seed given (every shard must play
 // the same one) and at least one history of the budget. It returns the
 // shard (the zero Shard when not given) and the ledger's entries.
-func campaignFlags(shard, replay string, f runFlags) (reports.Shard, []reports.LedgerEntry, error) {
+func campaignFlags(shard, replay string, f settings.Flags) (reports.Shard, []reports.LedgerEntry, error) {
 	var sh reports.Shard
 	if shard != "" {
 		var err error
 		if sh, err = parseShard(shard); err != nil {
 			return sh, nil, err
 		}
-		if sh.Count > 1 && f.seed == 0 {
+		if sh.Count > 1 && f.Seed == 0 {
 			return sh, nil, fmt.Errorf("--shard %s needs --seed N: every shard of a campaign must play the same seed", sh)
 		}
-		if f.explore < sh.Count {
-			return sh, nil, fmt.Errorf("--shard %s with --histories %d: give at least one history a shard", sh, f.explore)
+		if f.Explore < sh.Count {
+			return sh, nil, fmt.Errorf("--shard %s with --histories %d: give at least one history a shard", sh, f.Explore)
 		}
 	}
 	if replay == "" {
@@ -180,7 +181,7 @@ func campaignFlags(shard, replay string, f runFlags) (reports.Shard, []reports.L
 // runShard checks `conform run`'s --shard against the other flags f (a
 // shard needs a seed, from --seed or the environment) and returns the
 // shard and label filter narrowed to its rows (shardFilter).
-func runShard(shard, filter string, f runFlags) (reports.Shard, string, error) {
+func runShard(shard, filter string, f settings.Flags) (reports.Shard, string, error) {
 	if shard == "" {
 		return reports.Shard{}, filter, nil
 	}
@@ -188,12 +189,12 @@ func runShard(shard, filter string, f runFlags) (reports.Shard, string, error) {
 	if err != nil {
 		return sh, "", err
 	}
-	if sh.Count > 1 && f.seed == 0 {
+	if sh.Count > 1 && f.Seed == 0 {
 		return sh, "", fmt.Errorf("--shard %s needs a seed (--seed N or $%s): every shard must play the same one", sh, EnvSeed)
 	}
-	if sh.Count > 1 && f.explore > 0 && f.explore < sh.Count {
-		return sh, "", fmt.Errorf("--shard %s with --explore-histories %d: give at least one history a shard", sh, f.explore)
+	if sh.Count > 1 && f.Explore > 0 && f.Explore < sh.Count {
+		return sh, "", fmt.Errorf("--shard %s with --explore-histories %d: give at least one history a shard", sh, f.Explore)
 	}
-	narrowed, err := shardFilter(filter, sh, Options{Fences: f.fences, Explore: exploreOption(f.explore), ExploreHist: f.hist, ExploreHistory: f.history})
+	narrowed, err := shardFilter(filter, sh, Options{Fences: f.Fences, Explore: settings.ExploreOption(f.Explore), ExploreHist: f.Hist, ExploreHistory: f.History})
 	return sh, narrowed, err
 }

@@ -31,7 +31,7 @@ func TestParseShard(t *testing.T) {
 // chapter belongs to exactly one shard, the same on every call.
 func TestRowInShardSplitsEveryRowOnce(t *testing.T) {
 	for n := 1; n <= 6; n++ {
-		for _, ch := range (Options{}).chapters() {
+		for _, ch := range chaptersOf(Options{}) {
 			for _, r := range ch.Rows() {
 				in := 0
 				for i := range n {

@@ -6,9 +6,9 @@
 //
 // The chapter has one row, explore-histories, with one spec. Its budget is
 // counted in histories and operations, never in wall time, so a run is the
-// same size on any machine: Config.Explore.Histories histories of at most
+// same size on any machine: Settings.ExploreBudget() histories of at most
 // MaxOps operations over at most MaxProcs processes each (a campaign may
-// add a wall-time budget, Config.Explore.For). Each call is bounded by the
+// add a wall-time budget, Settings.ExploreFor). Each call is bounded by the
 // run's per-call bound: a call that outlives it is a hang, which ends the
 // history and the run (every later history would hang too). Every history
 // that fails its check becomes a structured failure naming the obligation,
@@ -50,6 +50,7 @@ import (
 	"github.com/conform-spi/conform/hoststore"
 	"github.com/conform-spi/conform/internal/chapter"
 	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -66,7 +67,7 @@ const RowID reports.RowID = "explore-histories"
 const (
 	// DefaultHistories is the number of histories a run plays when the
 	// chapter is turned on without a number (harness.WithExplore(0)).
-	DefaultHistories = 300
+	DefaultHistories = settings.DefaultExploreHistories
 	// MaxOps bounds the operations of one history.
 	MaxOps = 200
 	// MaxProcs bounds the concurrent processes of one history.
@@ -109,14 +110,14 @@ var Obligations = []reports.ObligationID{
 const specText = "randomized concurrent histories, each over a fresh realm with kills and in-store crashes, are linearizable against the reference model, and reach every coverage item"
 
 // Chapter returns the exploration chapter. A run includes it only when
-// its config turns it on (chapter.ExploreConfig.On).
+// its config turns it on (Settings.ExploreOn).
 func Chapter() chapter.Chapter {
 	return chapter.Chapter{
 		ID:       ID,
 		Title:    Title,
 		Rows:     Rows,
 		Register: register,
-		Runs:     func(cfg chapter.Config) bool { return cfg.Explore.On() },
+		Runs:     func(cfg chapter.Config) bool { return cfg.Settings.ExploreOn() },
 	}
 }
 
@@ -169,7 +170,7 @@ type Outcome struct {
 	// Stopped is set when the run's context ended before its budget.
 	Stopped bool
 	// TimeUp is set when the run ended at the end of its wall-time budget
-	// (ExploreConfig.For), before Histories.
+	// (Settings.ExploreFor), before it played every history.
 	TimeUp bool
 	// Hung is set when the run stopped at a history with a hang
 	// (History.Hang): a store that ignores a call's context would hang
@@ -186,14 +187,14 @@ type Outcome struct {
 	Ledger   map[uint64]reports.LedgerEntry
 }
 
-// Play plays the histories cfg.Explore names against fresh realms from
-// cfg.NewRealm and judges each, calling cfg.Explore.Progress after each:
+// Play plays the histories cfg.Settings name against fresh realms from
+// cfg.NewRealm and judges each, calling Settings.ExploreProgress after each:
 // the ledger's histories first, then the budget's, of its shard only
-// (plan). A replay (cfg.Explore.Only) plays its history up to Replays
+// (plan). A replay (Settings.ExploreHist) plays its history up to Replays
 // times and stops at the first failure. It returns an error only when a realm
 // cannot be made or opened, with what ran before.
 //
-// With cfg.Explore.Parallel above 1, that many histories play at once,
+// With Settings.ExploreParallel above 1, that many histories play at once,
 // each over its own realm; a replay plays one at a time. Histories are
 // judged and recorded in plan order all the same, and the run stops at
 // the same history as one at a time would (a hang, a panic, a replay's
@@ -201,14 +202,14 @@ type Outcome struct {
 // cancelled and not counted. cfg.NewRealm and the realms' Close are
 // called one at a time.
 func Play(ctx context.Context, cfg chapter.Config) (Outcome, error) {
-	x := cfg.Explore
-	out := Outcome{Replay: x.Only != nil}
-	n, todo := plan(x, cfg.Seed)
+	x := cfg.Settings
+	out := Outcome{Replay: x.ExploreHist != nil}
+	n, todo := plan(x)
 	var until time.Time
-	if x.For > 0 {
-		until = time.Now().Add(x.For)
+	if x.ExploreFor > 0 {
+		until = time.Now().Add(x.ExploreFor)
 	}
-	workers := max(1, x.Parallel)
+	workers := max(1, x.ExploreParallel)
 	if out.Replay {
 		workers = 1
 	}
@@ -317,7 +318,7 @@ func playOne(ctx context.Context, cfg chapter.Config, j job, realmMu *sync.Mutex
 		return r
 	}
 	r.h, err = xp.Play(ctx, realm, seed, playConfig(cfg))
-	if c, ok := realm.(io.Closer); ok && !cfg.KeepRealms {
+	if c, ok := realm.(io.Closer); ok && !cfg.Settings.KeepRealms {
 		realmMu.Lock()
 		cerr := c.Close()
 		realmMu.Unlock()
@@ -339,7 +340,7 @@ func playOne(ctx context.Context, cfg chapter.Config, j job, realmMu *sync.Mutex
 // in o and reports progress. It returns done when the run ends with it,
 // and the error of a history that could not be played.
 func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played) (done bool, err error) {
-	x := cfg.Explore
+	x := cfg.Settings
 	if r.err != nil {
 		return true, r.err
 	}
@@ -370,8 +371,8 @@ func (o *Outcome) judge(ctx context.Context, cfg chapter.Config, n int, r played
 			headline += "\n  repro: " + rl
 		}
 	}
-	if x.Progress != nil {
-		x.Progress(chapter.ExploreStatus{Histories: o.Played, Of: n, Ops: o.Coverage.Ops,
+	if x.ExploreProgress != nil {
+		x.ExploreProgress(chapter.ExploreStatus{Histories: o.Played, Of: n, Ops: o.Coverage.Ops,
 			Reached: o.Coverage.Reached(), Items: len(xp.Items()), Findings: len(o.Failed), Finding: headline, Replayed: replayed})
 	}
 	switch {
@@ -408,9 +409,9 @@ func playConfig(cfg chapter.Config) xp.Config {
 // explore is the row's spec: it plays the histories, writes the coverage
 // to the row's output, and reports the failures, or else every coverage
 // item not reached as not exercised. A repro that carries a shrunk history
-// (cfg.Explore.History) replays that history exactly instead (replayExact).
+// (Settings.ExploreHistory) replays that history exactly instead (replayExact).
 func explore(ctx context.Context, cfg chapter.Config) {
-	if cfg.Explore.History != "" {
+	if cfg.Settings.ExploreHistory != "" {
 		replayExact(ctx, cfg)
 		return
 	}
@@ -440,10 +441,7 @@ func explore(ctx context.Context, cfg chapter.Config) {
 				if shrunk == "" {
 					continue
 				}
-				r := reproOf(cfg, out, hf)
-				if cfg.Explore.ReproHistory != nil {
-					r = cfg.Explore.ReproHistory(hf.Index, shrunk)
-				}
+				r := cfg.Settings.ReproHistory(RowID, hf.Index, shrunk)
 				repro = r
 				f := failureFor(cfg, out, small)
 				f.Trail = FailureOf(small, r).Trail
@@ -493,7 +491,7 @@ func realms(ctx context.Context, cfg chapter.Config) (func() (hoststore.HostStor
 			}
 			return r, err
 		}, func() {
-			if cfg.KeepRealms {
+			if cfg.Settings.KeepRealms {
 				return
 			}
 			for _, r := range made {
@@ -535,12 +533,12 @@ func shrinkFinding(ctx context.Context, cfg chapter.Config, hf xp.HistoryFinding
 	return small, enc, note + "; the repro replays the shrunk history exactly"
 }
 
-// replayExact replays the shrunk history cfg.Explore.History twice, on
+// replayExact replays the shrunk history Settings.ExploreHistory twice, on
 // fresh realms, judges both, and fails the row when either replay fails.
 func replayExact(ctx context.Context, cfg chapter.Config) {
 	idx := -1
-	if cfg.Explore.Only != nil {
-		idx = *cfg.Explore.Only
+	if cfg.Settings.ExploreHist != nil {
+		idx = *cfg.Settings.ExploreHist
 	}
 	sp := spec.From(ctx)
 	fail := func(msg string) {
@@ -548,7 +546,7 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 		sp.AddFailure(f)
 		spec.Fail(msg)
 	}
-	h, err := xp.DecodeRepro(cfg.Explore.History)
+	h, err := xp.DecodeRepro(cfg.Settings.ExploreHistory)
 	if err != nil {
 		fail("the repro's history: " + err.Error())
 		return
@@ -574,10 +572,7 @@ func replayExact(ctx context.Context, cfg chapter.Config) {
 		}
 	}
 	fmt.Fprint(sp.Writer(), sb.String())
-	repro := ""
-	if cfg.Explore.ReproHistory != nil {
-		repro = cfg.Explore.ReproHistory(idx, cfg.Explore.History)
-	}
+	repro := cfg.Settings.ReproHistory(RowID, idx, cfg.Settings.ExploreHistory)
 	failed := false
 	for i, v := range t.Verdicts {
 		if len(v.Findings) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reference"
 	"github.com/conform-spi/conform/reports"
 )
@@ -31,10 +32,10 @@ func repro(i int) string { return fmt.Sprintf("conform reproduce 'v1;seed=7;hist
 // reached, and nothing is left not exercised.
 func TestReferencePassesWithFullCoverage(t *testing.T) {
 	var seen []chapter.ExploreStatus
-	cfg := chapter.Config{NewRealm: referenceRealm, Seed: 7, Explore: chapter.ExploreConfig{
-		Histories: explore.DefaultHistories, Repro: repro,
-		Progress: func(s chapter.ExploreStatus) { seen = append(seen, s) },
-	}}
+	cfg := chapter.Config{NewRealm: referenceRealm, Settings: settings.Settings{Options: settings.Options{
+		Seed: 7, Explore: explore.DefaultHistories,
+		ExploreProgress: func(s chapter.ExploreStatus) { seen = append(seen, s) },
+	}}}
 	out, err := explore.Play(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestReferencePassesWithFullCoverage(t *testing.T) {
 // interleave the same way twice, which the shrunk history in a repro is
 // for).
 func TestCanaryFailsNamingAnObligationAndReplays(t *testing.T) {
-	cfg := chapter.Config{NewRealm: canaryRealm(canary.IgnoreToken), Seed: 3, Explore: chapter.ExploreConfig{Histories: explore.DefaultHistories, Repro: repro}}
+	cfg := chapter.Config{NewRealm: canaryRealm(canary.IgnoreToken), Settings: settings.Settings{Options: settings.Options{Seed: 3, Explore: explore.DefaultHistories}}}
 	out, err := explore.Play(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestCanaryFailsNamingAnObligationAndReplays(t *testing.T) {
 	oneProc := func(o xp.HistoryFinding) bool { return o.History.Procs-o.History.Observers() == 1 && !o.History.Racy() }
 	i := slices.IndexFunc(simplest, oneProc)
 	for seed := uint64(4); i < 0 && seed < 12; seed++ {
-		cfg.Seed = seed
+		cfg.Settings.Seed = seed
 		out, err = explore.Play(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +114,7 @@ func TestCanaryFailsNamingAnObligationAndReplays(t *testing.T) {
 	}
 	one := simplest[i]
 	only := one.Index
-	cfg.Explore = chapter.ExploreConfig{Only: &only, Repro: repro}
+	cfg.Settings.Options = settings.Options{Seed: cfg.Settings.Seed, ExploreHist: &only}
 	again, err := explore.Play(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestRowListsEveryObligation(t *testing.T) {
 	if len(labels) != 1 || !slices.Contains(labels[0], "chapter:explore") || !slices.Contains(labels[0], "ob:5") {
 		t.Errorf("spec labels %v", labels)
 	}
-	if ch.Runs(chapter.Config{}) || !ch.Runs(chapter.Config{Explore: chapter.ExploreConfig{Histories: 1}}) || !ch.Runs(chapter.Config{Explore: chapter.ExploreConfig{Only: new(int)}}) {
+	if ch.Runs(chapter.Config{}) || !ch.Runs(chapter.Config{Settings: settings.Settings{Options: settings.Options{Explore: 1}}}) || !ch.Runs(chapter.Config{Settings: settings.Settings{Options: settings.Options{ExploreHist: new(int)}}}) {
 		t.Error("the chapter runs without a budget, or not with one or a history to replay")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/conform-spi/conform/internal/canary"
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/settings"
 )
 
 // gatedRealms makes realms of newRealm whose first realm's first Open
@@ -71,8 +72,8 @@ func TestParallelPlaysTheSameHistories(t *testing.T) {
 			newRealm = g.NewRealm
 		}
 		var seen []int
-		cfg := chapter.Config{NewRealm: newRealm, Seed: 11, Explore: chapter.ExploreConfig{Histories: histories, Parallel: parallel,
-			Progress: func(s chapter.ExploreStatus) { seen = append(seen, s.Histories) }}}
+		cfg := chapter.Config{NewRealm: newRealm, Settings: settings.Settings{Options: settings.Options{Seed: 11, Explore: histories, ExploreParallel: parallel,
+			ExploreProgress: func(s chapter.ExploreStatus) { seen = append(seen, s.Histories) }}}}
 		out, err := explore.Play(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -102,8 +103,8 @@ func TestParallelPlaysTheSameHistories(t *testing.T) {
 func TestParallelStopsWhereOneAtATimeStops(t *testing.T) {
 	var outs [2]explore.Outcome
 	for k, parallel := range []int{1, 4} {
-		cfg := chapter.Config{NewRealm: canaryRealm(canary.HangsCommit), Seed: 3, Timing: chapter.NewTiming(200 * time.Millisecond),
-			Explore: chapter.ExploreConfig{Histories: 50, Parallel: parallel}}
+		cfg := chapter.Config{NewRealm: canaryRealm(canary.HangsCommit), Timing: chapter.NewTiming(200 * time.Millisecond),
+			Settings: settings.Settings{Options: settings.Options{Seed: 3, Explore: 50, ExploreParallel: parallel}}}
 		out, err := explore.Play(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -124,12 +125,12 @@ func TestParallelStopsWhereOneAtATimeStops(t *testing.T) {
 func TestParallelStopsWithTheRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := chapter.Config{NewRealm: referenceRealm, Seed: 5, Explore: chapter.ExploreConfig{Histories: 1000, Parallel: 4,
-		Progress: func(s chapter.ExploreStatus) {
+	cfg := chapter.Config{NewRealm: referenceRealm, Settings: settings.Settings{Options: settings.Options{Seed: 5, Explore: 1000, ExploreParallel: 4,
+		ExploreProgress: func(s chapter.ExploreStatus) {
 			if s.Histories == 10 {
 				cancel()
 			}
-		}}}
+		}}}}
 	out, err := explore.Play(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conform-spi/conform/internal/chapter"
 	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -25,17 +26,18 @@ func InShard(k, shard, shards int) bool {
 	return shards <= 1 || k%shards == shard
 }
 
-// plan returns how many histories a run of the chapter with x and seed
-// plays, and them, in order: a replay (x.Only) plays its one history
+// plan returns how many histories a run of the chapter with settings x
+// plays, and them, in order: a replay (x.ExploreHist) plays its one history
 // Replays times; otherwise the ledger's entries of the shard come first,
 // each once, then the budget's histories of the shard in index order.
 // The histories are made as they are drawn, so that a campaign's budget
 // costs no memory up front.
-func plan(x chapter.ExploreConfig, seed uint64) (int, iter.Seq[planned]) {
-	if x.Only != nil {
+func plan(x settings.Settings) (int, iter.Seq[planned]) {
+	seed, only, shard, shards, histories := x.Seed, x.ExploreHist, x.Shard.Index, x.Shard.Count, x.ExploreBudget()
+	if only != nil {
 		return Replays, func(yield func(planned) bool) {
 			for range Replays {
-				if !yield(planned{index: *x.Only, seed: xp.HistorySeed(seed, *x.Only)}) {
+				if !yield(planned{index: *only, seed: xp.HistorySeed(seed, *only)}) {
 					return
 				}
 			}
@@ -43,23 +45,23 @@ func plan(x chapter.ExploreConfig, seed uint64) (int, iter.Seq[planned]) {
 	}
 	n := 0
 	for k := range x.Ledger {
-		if InShard(k, x.Shard, x.Shards) {
+		if InShard(k, shard, shards) {
 			n++
 		}
 	}
-	if x.Shards > 1 {
-		n += (x.Histories + x.Shards - 1 - x.Shard) / x.Shards
+	if shards > 1 {
+		n += (histories + shards - 1 - shard) / shards
 	} else {
-		n += x.Histories
+		n += histories
 	}
 	return n, func(yield func(planned) bool) {
 		for k := range x.Ledger {
-			if InShard(k, x.Shard, x.Shards) && !yield(planned{index: x.Ledger[k].Index, seed: x.Ledger[k].Seed, ledger: &x.Ledger[k]}) {
+			if InShard(k, shard, shards) && !yield(planned{index: x.Ledger[k].Index, seed: x.Ledger[k].Seed, ledger: &x.Ledger[k]}) {
 				return
 			}
 		}
-		for i := range x.Histories {
-			if InShard(i, x.Shard, x.Shards) && !yield(planned{index: i, seed: xp.HistorySeed(seed, i)}) {
+		for i := range histories {
+			if InShard(i, shard, shards) && !yield(planned{index: i, seed: xp.HistorySeed(seed, i)}) {
 				return
 			}
 		}
@@ -101,10 +103,7 @@ func reproOf(cfg chapter.Config, out Outcome, hf xp.HistoryFinding) string {
 	if e, ok := out.fromLedger(hf); ok {
 		return e.Repro
 	}
-	if cfg.Explore.Repro != nil {
-		return cfg.Explore.Repro(hf.Index)
-	}
-	return ""
+	return cfg.Settings.ReproHist(RowID, hf.Index)
 }
 
 // failureFor returns the report's failure for hf, saying so when it was
@@ -122,7 +121,7 @@ func failureFor(cfg chapter.Config, out Outcome, hf xp.HistoryFinding) reports.F
 // histories.
 func Exploration(cfg chapter.Config, out Outcome) *reports.Exploration {
 	x := &reports.Exploration{
-		Histories: cfg.Explore.Histories,
+		Histories: cfg.Settings.ExploreBudget(),
 		Played:    out.Played,
 		Ops:       out.Coverage.Ops,
 		Undecided: out.Undecided,

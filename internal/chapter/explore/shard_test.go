@@ -9,6 +9,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/explore"
 	xp "github.com/conform-spi/conform/internal/explore"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -19,7 +20,7 @@ func TestShardsPlayEachHistoryOnce(t *testing.T) {
 	const seed, histories = 17, 23
 	var all []uint64
 	for i := range 3 {
-		cfg := chapter.Config{NewRealm: referenceRealm, Seed: seed, Explore: chapter.ExploreConfig{Histories: histories, Shard: i, Shards: 3}}
+		cfg := chapter.Config{NewRealm: referenceRealm, Settings: settings.Settings{Options: settings.Options{Seed: seed, Explore: histories, Shard: reports.Shard{Index: i, Count: 3}}}}
 		out, err := explore.Play(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -45,8 +46,8 @@ func TestShardsPlayEachHistoryOnce(t *testing.T) {
 func TestLedgerIsReplayedFirst(t *testing.T) {
 	ledger := []reports.LedgerEntry{{Index: 4, Seed: xp.HistorySeed(99, 4), Repro: "r4"}, {Index: 9, Seed: xp.HistorySeed(99, 9), Repro: "r9"}}
 	var order []string
-	cfg := chapter.Config{NewRealm: referenceRealm, Seed: 5, Explore: chapter.ExploreConfig{Histories: 3, Ledger: ledger,
-		Progress: func(st chapter.ExploreStatus) { order = append(order, st.Replayed) }}}
+	cfg := chapter.Config{NewRealm: referenceRealm, Settings: settings.Settings{Options: settings.Options{Seed: 5, Explore: 3, Ledger: ledger,
+		ExploreProgress: func(st chapter.ExploreStatus) { order = append(order, st.Replayed) }}}}
 	out, err := explore.Play(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestLedgerIsReplayedFirst(t *testing.T) {
 		t.Errorf("exploration record: %+v", x)
 	}
 	// Shard 1 of 2 replays the ledger's second entry only.
-	cfg.Explore.Shard, cfg.Explore.Shards, cfg.Explore.Progress = 1, 2, nil
+	cfg.Settings.Shard, cfg.Settings.ExploreProgress = reports.Shard{Index: 1, Count: 2}, nil
 	out, err = explore.Play(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -18,15 +18,15 @@ const Title = "Realm admission fences"
 const rowPrefix = "adm-"
 
 // Chapter returns the chapter as the harness runs it: its rows, its
-// obligations, and a Register that drives the helper chapter.Config.Fences
-// names. A run whose Fences is nil leaves it out.
+// obligations, and a Register that drives the helper the run's settings
+// name (Settings.FencesHelper). A run that names none leaves it out.
 func Chapter() chapter.Chapter {
 	return chapter.Chapter{
 		ID:          ID,
 		Title:       Title,
 		Rows:        harnessRows,
 		Register:    register,
-		Runs:        func(cfg chapter.Config) bool { return cfg.Fences != nil },
+		Runs:        func(cfg chapter.Config) bool { return cfg.Settings.FencesHelper() != nil },
 		Obligations: catalogue(),
 	}
 }
@@ -53,10 +53,9 @@ func harnessRows() []*chapter.Row {
 // register registers the chapter's rows for cfg inside the harness's
 // container.
 func register(t *spec.Tree, cfg chapter.Config) {
-	c := Config{Command: cfg.Fences, TempDir: cfg.FencesDir, RowTimeout: cfg.RowBound()}
-	if cfg.Repro != nil {
-		c.Repro = func(id string) string { return cfg.Repro(reports.RowID(rowPrefix + id)) }
-	}
+	set := cfg.Settings
+	c := Config{Command: set.FencesHelper(), TempDir: set.FencesDir, RowTimeout: set.RowBound()}
+	c.Repro = func(id string) string { return set.Repro(reports.RowID(rowPrefix + id)) }
 	c = c.WithDefaults()
 	t.Describe(Title, chapter.Decorators(t, ID), func() {
 		for _, row := range Rows() {

@@ -100,7 +100,7 @@ func rowKill() *chapter.Row {
 				cancel()
 				select {
 				case <-h.Left(): // the site saw the context end
-				case <-time.After(e.Cfg.SettleBound()):
+				case <-time.After(e.Cfg.Settings.SettleBound()):
 					e.Note("the held commit did not leave %s when its context ended: the store passes instore.At another context; the commit is released", site)
 				case <-ctx.Done():
 				}

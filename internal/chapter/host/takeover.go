@@ -55,7 +55,7 @@ func (e *env) takeoverAt(ctx context.Context, site instore.Site) {
 	select {
 	case gr = <-acq:
 		acquiredFirst = true
-	case <-time.After(e.Cfg.SettleBound()):
+	case <-time.After(e.Cfg.Settings.SettleBound()):
 		e.Note("the takeover waits for the commit in flight (allowed); releasing the commit")
 	case <-ctx.Done():
 	}

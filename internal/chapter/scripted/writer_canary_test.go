@@ -15,6 +15,7 @@ import (
 	"github.com/conform-spi/conform/internal/chapter"
 	"github.com/conform-spi/conform/internal/chapter/longrun"
 	"github.com/conform-spi/conform/internal/chapter/worker"
+	"github.com/conform-spi/conform/internal/settings"
 	"github.com/conform-spi/conform/internal/spec"
 	"github.com/conform-spi/conform/internal/writer"
 	"github.com/conform-spi/conform/reference"
@@ -60,7 +61,7 @@ func TestWriterCanaryChild(t *testing.T) {
 		t.Fatalf("no writer canary %q", name)
 	}
 	out := os.Getenv(envWriterCanaryOut)
-	cfg := chapter.Config{Seed: 7, NewRealm: func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }}
+	cfg := chapter.Config{Settings: settings.Settings{Options: settings.Options{Seed: 7}}, NewRealm: func(context.Context) (hoststore.HostStoreFactory, error) { return reference.NewFactory(), nil }}
 	tree := spec.NewTree()
 	chapter.RegisterRows(tree, cfg, longrun.ID, longrun.Title, longrun.RowsWith(unsafe))
 	chapter.RegisterRows(tree, cfg, worker.ID, worker.Title, worker.RowsWith(unsafe))
