@@ -40,10 +40,14 @@ if [ $# -eq 0 ]; then
 	# (its seed corpus also runs in the go test above). A short minimize
 	# budget keeps a new input's minimization from taking the whole time.
 	echo "== fuzz, ${CONFORM_FUZZTIME:-4s} a target"
-	for target in internal/faults:FuzzParseFailpointFlag harness:FuzzParseRepro \
-		harness:FuzzValidateLabelFilter internal/textsafe:FuzzLine harness:FuzzMergeReports \
+	for target in internal/faults:FuzzParseFailpointFlag internal/engine:FuzzParseRepro \
+		internal/engine:FuzzValidateLabelFilter internal/textsafe:FuzzLine internal/engine:FuzzMergeReports \
 		stores/postgres:FuzzParseURL internal/explore:FuzzReplayScript internal/explore:FuzzDecodeRepro \
 		procstore:FuzzDecodeResponse; do
+		# A target that moved would fuzz nothing and pass: refuse it.
+		if ! go test -list "^${target#*:}\$" "./${target%%:*}" | grep -qx "${target#*:}"; then
+			echo "fuzz target ${target#*:} is not in ./${target%%:*}"; exit 1
+		fi
 		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" -fuzzminimizetime 100x "./${target%%:*}"
 	done
 fi
