@@ -204,6 +204,20 @@ func inPartNote(n int) string {
 	return fmt.Sprintf(" (%d of them in part)", n)
 }
 
+// Summary returns the counts of the selected rows as one clause: "12 rows
+// passed (1 of them in part), 0 failed, 1 not exercised, 0 not run", then
+// ", N not selected" when the label filter left rows out. The console
+// says it after the verdict; report.md and report.html count the same.
+func (r *Run) Summary() string {
+	c := r.Counts()
+	s := fmt.Sprintf("%d rows passed%s, %d failed, %d not exercised, %d not run",
+		c[StatusPassed], inPartNote(r.passedInPart()), c[StatusFailed], c[StatusNotExercised], c[StatusNotRun])
+	if n := r.notSelectedCount(); n > 0 {
+		s += fmt.Sprintf(", %d not selected", n)
+	}
+	return s
+}
+
 // notSelectedCount returns how many rows the label filter left out.
 func (r *Run) notSelectedCount() int { return len(r.Rows) - len(r.Selected()) }
 

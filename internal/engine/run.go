@@ -344,14 +344,8 @@ func progressLine(w io.Writer, r *spec.Result) {
 // summary prints the verdict, the counts and why, then where the reports
 // went (or why they did not).
 func summary(w io.Writer, run *reports.Run, dir string, werr error) {
-	c := run.Counts()
-	v := run.Verdict()
-	left := ""
-	if n := notSelected(run); n > 0 {
-		left = fmt.Sprintf(", %d not selected", n)
-	}
-	fmt.Fprintf(w, "\n%s: %d rows passed%s, %d failed, %d not exercised, %d not run%s (%s, seed %d)\n",
-		strings.ToUpper(v.Label()), c[reports.StatusPassed], inPartNote(passedInPart(run)), c[reports.StatusFailed], c[reports.StatusNotExercised], c[reports.StatusNotRun], left, run.Duration.Round(time.Millisecond), run.Seed)
+	fmt.Fprintf(w, "\n%s: %s (%s, seed %d)\n",
+		strings.ToUpper(run.Verdict().Label()), run.Summary(), run.Duration.Round(time.Millisecond), run.Seed)
 	if !run.Interrupted {
 		for _, why := range run.Reasons() {
 			fmt.Fprintf(w, "  %s\n", textsafe.Line(textsafe.Clip(why, 400)))
