@@ -65,13 +65,16 @@ const MaxJSONSize = 512 << 20
 // the report, and input longer than MaxJSONSize (it reads no further). Fields
 // it does not know are ignored, so a report that only gained fields stays
 // readable.
-func ReadJSON(r io.Reader) (*Run, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxJSONSize+1))
+func ReadJSON(r io.Reader) (*Run, error) { return readJSON(r, MaxJSONSize) }
+
+// readJSON is ReadJSON reading at most max bytes.
+func readJSON(r io.Reader, max int64) (*Run, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("reports: read json: %w", err)
 	}
-	if len(data) > MaxJSONSize {
-		return nil, fmt.Errorf("reports: read json: more than %d MiB, the most a report may hold", MaxJSONSize>>20)
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("reports: read json: more than %d bytes, the most a report may hold", max)
 	}
 	var probe struct {
 		Schema  *int     `json:"schema"`
