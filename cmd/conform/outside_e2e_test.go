@@ -191,7 +191,7 @@ func TestMergeOfOneShardOfManyIsOneShortLine(t *testing.T) {
 	}
 }
 
-// TestEmptyReportDirIsRefused: --report-dir ” names no directory; every
+// TestEmptyReportDirIsRefused: an empty --report-dir names no directory; every
 // command that writes reports refuses it in one line, with exit 2, and
 // writes nothing (it once wrote ./conform-report).
 func TestEmptyReportDirIsRefused(t *testing.T) {
