@@ -93,23 +93,29 @@ func hostileReports(t *testing.T) map[string]string {
 func TestMergeRefusesReportsThatAreNotBoundedFiles(t *testing.T) {
 	why := map[string]string{"link to /dev/zero": "not a regular file", "named pipe": "named pipe", "sparse 10 GiB": "more than the 512 MiB"}
 	for name, dir := range hostileReports(t) {
-		for _, args := range [][]string{
-			{"merge", dir, "--report-dir", filepath.Join(t.TempDir(), "merged")},
-			{"merge", filepath.Join(dir, "report.json"), "--report-dir", filepath.Join(t.TempDir(), "merged")},
-			{"explore", "--histories", "1", "--replay", dir, "--report-dir", filepath.Join(t.TempDir(), "out")},
-		} {
-			start := time.Now()
-			r, rss := boundedRun(t, t.TempDir(), 20*time.Second, args...)
-			if r.code != 2 || !strings.Contains(r.stderr, why[name]) || strings.Count(r.stderr, "\n") != 1 {
-				t.Errorf("%s: conform %s: exit %d, want 2 and one line saying %q:\n%s", name, args[0], r.code, why[name], r.stderr)
-			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("%s: conform %s took %s to refuse it", name, args[0], d)
-			}
-			t.Logf("%s: conform %s refused it in %s, peak memory %d KiB", name, args[0], time.Since(start).Round(time.Millisecond), rss>>10)
-			if rss > maxRefusalRSS {
-				t.Errorf("%s: conform %s peaked at %d MiB of memory, want at most %d", name, args[0], rss>>20, maxRefusalRSS>>20)
-			}
+		t.Run(strings.NewReplacer("/", "-", " ", "-").Replace(name), func(t *testing.T) { refusedAtOnce(t, name, dir, why[name]) })
+	}
+}
+
+// refusedAtOnce checks that merge and explore --replay refuse the
+// report in dir, named name, saying why.
+func refusedAtOnce(t *testing.T, name, dir, why string) {
+	for _, args := range [][]string{
+		{"merge", dir, "--report-dir", filepath.Join(t.TempDir(), "merged")},
+		{"merge", filepath.Join(dir, "report.json"), "--report-dir", filepath.Join(t.TempDir(), "merged")},
+		{"explore", "--histories", "1", "--replay", dir, "--report-dir", filepath.Join(t.TempDir(), "out")},
+	} {
+		start := time.Now()
+		r, rss := boundedRun(t, t.TempDir(), 20*time.Second, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, why) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: conform %s: exit %d, want 2 and one line saying %q:\n%s", name, args[0], r.code, why, r.stderr)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: conform %s took %s to refuse it", name, args[0], d)
+		}
+		t.Logf("%s: conform %s refused it in %s, peak memory %d KiB", name, args[0], time.Since(start).Round(time.Millisecond), rss>>10)
+		if rss > maxRefusalRSS {
+			t.Errorf("%s: conform %s peaked at %d MiB of memory, want at most %d", name, args[0], rss>>20, maxRefusalRSS>>20)
 		}
 	}
 }

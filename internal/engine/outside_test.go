@@ -35,20 +35,22 @@ func TestReadReportRefusesWhatIsNotABoundedFile(t *testing.T) {
 			return errors.Join(f.Truncate(10<<30), f.Close())
 		}, "holds 10737418240 bytes, more than the 512 MiB"},
 	} {
-		dir := t.TempDir()
-		if err := c.make(filepath.Join(dir, "report.json")); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		done := make(chan error, 1)
-		go func() { _, err := ReadReport(dir); done <- err }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), c.why) {
-				t.Errorf("%s: ReadReport = %v, want an error saying %q", name, err, c.why)
+		t.Run(strings.ReplaceAll(name, " ", "-"), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := c.make(filepath.Join(dir, "report.json")); err != nil {
+				t.Fatal(err)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: ReadReport still reads after 5s", name)
-		}
+			done := make(chan error, 1)
+			go func() { _, err := ReadReport(dir); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.why) {
+					t.Errorf("ReadReport = %v, want an error saying %q", err, c.why)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("ReadReport still reads after 5s")
+			}
+		})
 	}
 }
 
@@ -136,8 +138,10 @@ func TestMissingShardsAreNamedInPart(t *testing.T) {
 	}
 }
 
-// TestEmptyReportDirIsRefused: an empty report directory names none.
+// TestEmptyReportDirIsRefused: an empty report directory names none,
+// even where the current directory could take the reports.
 func TestEmptyReportDirIsRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
 	if err := checkReportDir(""); err == nil {
 		t.Error("checkReportDir(\"\") accepted it")
 	}
