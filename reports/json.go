@@ -55,7 +55,7 @@ func writeJSON(w io.Writer, run *Run) error {
 }
 
 // MaxJSONSize is the most bytes ReadJSON reads: 512 MiB. The largest
-// campaign (10 million histories) writes a report of about 300 MB.
+// campaign (10 million histories) writes a report of about 280 MB.
 const MaxJSONSize = 512 << 20
 
 // ReadJSON reads a report.json that WriteAll wrote. It refuses, with an
