@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 )
 
 // writeJSON writes run as indented JSON in the report.json schema
@@ -67,12 +69,20 @@ const MaxJSONSize = 512 << 20
 // readable.
 func ReadJSON(r io.Reader) (*Run, error) { return readJSON(r, MaxJSONSize) }
 
-// readJSON is ReadJSON reading at most max bytes.
+// readJSON is ReadJSON reading at most max bytes. A regular file that
+// says its size is read into a buffer of that size, not one grown by
+// doubling.
 func readJSON(r io.Reader, max int64) (*Run, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, max+1)); err != nil {
 		return nil, fmt.Errorf("reports: read json: %w", err)
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > max {
 		return nil, fmt.Errorf("reports: read json: more than %d bytes, the most a report may hold", max)
 	}
