@@ -30,7 +30,8 @@ type shardReport struct {
 // them: its histories, operations and coverage added up, its failures
 // and ledger joined, and what it left not exercised judged again on the
 // sum. The merged verdict follows from those rows. It refuses, naming
-// the shards, reports of different seeds, conform versions, stores,
+// the shards, a report whose numbers or statuses do not hold, reports of
+// different seeds, conform versions, stores,
 // failpoints or budgets, a report of no shard, the same shard twice and a
 // shard missing.
 func mergeShards(shards []shardReport) (*reports.Run, error) {
@@ -102,7 +103,8 @@ func mergeShards(shards []shardReport) (*reports.Run, error) {
 }
 
 // checkShards refuses shards that are not of one campaign, or not all of
-// it: each must record its shard, and agree with the first on the seed,
+// it: each must hold numbers and statuses conform writes (checkReport),
+// record its shard, and agree with the first on the seed,
 // the tool and its version, the store, the failpoints, the declaration
 // of no in-store sites, the count of shards, the rows and the budget; no
 // shard may come twice, and none may be missing.
@@ -311,9 +313,6 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	for _, p := range pos {
 		if filepath.Clean(p) == filepath.Clean(*out) {
 			return refuse(stderr, name, "--report-dir %q is one of the shards' directories: merge into another", *out)
-		}
-		if total >= MaxMergeSize {
-			return refuse(stderr, name, "the shards' reports before %s hold %d bytes, the most one merge reads (%d MiB)", p, total, MaxMergeSize>>20)
 		}
 		run, file, size, err := readReportAt(p)
 		if err != nil {
