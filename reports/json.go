@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 )
 
 // writeJSON writes run as indented JSON in the report.json schema
@@ -54,18 +56,39 @@ func writeJSON(w io.Writer, run *Run) error {
 	return nil
 }
 
+// MaxJSONSize is the most bytes ReadJSON reads: 512 MiB. The largest
+// campaign (10 million histories) writes a report of about 280 MB.
+const MaxJSONSize = 512 << 20
+
 // ReadJSON reads a report.json that WriteAll wrote. It refuses, with an
 // error that says so, input that is not JSON, has no schema field, or carries
 // a schema other than SchemaVersion (a report from a newer or older conform),
-// and input with anything after the report. Fields it does not know are
-// ignored, so a report that only gained fields stays readable.
-func ReadJSON(r io.Reader) (*Run, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
+// a verdict none of the Verdict constants names, input with anything after
+// the report, and input longer than MaxJSONSize (it reads no further). Fields
+// it does not know are ignored, so a report that only gained fields stays
+// readable.
+func ReadJSON(r io.Reader) (*Run, error) { return readJSON(r, MaxJSONSize) }
+
+// readJSON is ReadJSON reading at most max bytes. A regular file that
+// says its size is read into a buffer of that size, not one grown by
+// doubling.
+func readJSON(r io.Reader, max int64) (*Run, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, max+1)); err != nil {
 		return nil, fmt.Errorf("reports: read json: %w", err)
 	}
+	data := buf.Bytes()
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("reports: read json: more than %d bytes, the most a report may hold", max)
+	}
 	var probe struct {
-		Schema *int `json:"schema"`
+		Schema  *int     `json:"schema"`
+		Verdict *Verdict `json:"verdict"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("reports: read json: not a conform report: %w", err)
@@ -75,6 +98,9 @@ func ReadJSON(r io.Reader) (*Run, error) {
 	}
 	if *probe.Schema != SchemaVersion {
 		return nil, fmt.Errorf("reports: read json: report schema %d is not supported; this reader knows only schema %d", *probe.Schema, SchemaVersion)
+	}
+	if v := probe.Verdict; v != nil && !v.known() {
+		return nil, fmt.Errorf("reports: read json: verdict %q is not one conform gives", string(*v))
 	}
 	var run Run
 	if err := json.Unmarshal(data, &run); err != nil {

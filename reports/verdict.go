@@ -28,6 +28,15 @@ const (
 	VerdictEmpty Verdict = "empty"
 )
 
+// known reports whether v is one of the verdicts above.
+func (v Verdict) known() bool {
+	switch v {
+	case VerdictConformant, VerdictConformantWithoutInStore, VerdictNotConformant, VerdictInterrupted, VerdictEmpty:
+		return true
+	}
+	return false
+}
+
 // Passing reports whether v certifies the store (exit code 0).
 func (v Verdict) Passing() bool {
 	return v == VerdictConformant || v == VerdictConformantWithoutInStore

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -91,8 +90,7 @@ func (c Command) Run(args []string, stdout, stderr io.Writer) int {
 	if f, ok := c.Extra[args[0]]; ok {
 		return f(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "conform: unknown command %q\n", args[0])
-	c.usage(stderr)
+	fmt.Fprintf(stderr, "conform: unknown command %s; run 'conform help' for the commands\n", textsafe.Line(fmt.Sprintf("%q", args[0])))
 	return ExitUsage
 }
 
@@ -475,8 +473,11 @@ func rowFilter(rows, labels string, opts ...Option) (string, error) {
 // checkReportDir makes sure the reports can be written before any row
 // runs, without creating anything: a run refused later leaves no trace.
 func checkReportDir(dir string) error {
-	if dir == "-" {
+	switch dir {
+	case "-":
 		return nil // no reports
+	case "":
+		return errors.New("name a directory for the reports, or - for none")
 	}
 	return reportdir.CheckDir(dir)
 }
@@ -634,14 +635,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// ReadReport reads a run's report.json from dir.
-func ReadReport(dir string) (*reports.Run, error) {
-	f, err := os.Open(filepath.Join(dir, "report.json"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return reports.ReadJSON(f)
 }

@@ -5,13 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/conform-spi/conform/internal/chapter/explore"
+	"github.com/conform-spi/conform/internal/textsafe"
 	"github.com/conform-spi/conform/reports"
 )
 
@@ -29,7 +30,8 @@ type shardReport struct {
 // them: its histories, operations and coverage added up, its failures
 // and ledger joined, and what it left not exercised judged again on the
 // sum. The merged verdict follows from those rows. It refuses, naming
-// the shards, reports of different seeds, conform versions, stores,
+// the shards, a report whose numbers or statuses do not hold, reports of
+// different seeds, conform versions, stores,
 // failpoints or budgets, a report of no shard, the same shard twice and a
 // shard missing.
 func mergeShards(shards []shardReport) (*reports.Run, error) {
@@ -92,7 +94,7 @@ func mergeShards(shards []shardReport) (*reports.Run, error) {
 		case len(ran) == 1:
 			out.Rows = append(out.Rows, ran[0])
 		case row.ID != explore.RowID:
-			return nil, fmt.Errorf("row %s ran in shards %s: the shards do not split the same rows", row.ID, strings.Join(from, " and "))
+			return nil, fmt.Errorf("row %s ran in shards %s: the shards do not split the same rows", textsafe.Clip(string(row.ID), maxShown), listSome(from))
 		default:
 			out.Rows = append(out.Rows, mergeExploreRow(ran, from, x))
 		}
@@ -101,12 +103,16 @@ func mergeShards(shards []shardReport) (*reports.Run, error) {
 }
 
 // checkShards refuses shards that are not of one campaign, or not all of
-// it: each must record its shard, and agree with the first on the seed,
+// it: each must hold numbers and statuses conform writes (checkReport),
+// record its shard, and agree with the first on the seed,
 // the tool and its version, the store, the failpoints, the declaration
 // of no in-store sites, the count of shards, the rows and the budget; no
 // shard may come twice, and none may be missing.
 func checkShards(shards []shardReport) error {
 	for _, s := range shards {
+		if err := checkReport(s.Run); err != nil {
+			return fmt.Errorf("%s: %v", s.From, err)
+		}
 		if s.Run.Shard == nil {
 			return fmt.Errorf("%s is the report of an unsharded run (no shard recorded); merge takes the reports of 'conform explore --shard i/N' or 'conform run --shard i/N'", s.From)
 		}
@@ -121,7 +127,7 @@ func checkShards(shards []shardReport) error {
 	for _, s := range shards {
 		r := s.Run
 		differ := func(what, x, y string) error {
-			return fmt.Errorf("%s and %s are of different %s (%s, %s): not shards of one campaign", a.From, s.From, what, x, y)
+			return fmt.Errorf("%s and %s are of different %s (%s, %s): not shards of one campaign", a.From, s.From, what, textsafe.Clip(x, maxShown), textsafe.Clip(y, maxShown))
 		}
 		switch {
 		case r.Seed != a.Run.Seed:
@@ -153,7 +159,7 @@ func checkShards(shards []shardReport) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("shard %s missing: a merge needs all %d shards of the campaign", strings.Join(missing, ", "), n)
+		return fmt.Errorf("shard %s missing: a merge needs all %d shards of the campaign", listSome(missing), n)
 	}
 	return nil
 }
@@ -192,9 +198,15 @@ func mergeExploration(shards []shardReport) (*reports.Exploration, error) {
 		if out == nil {
 			out = &reports.Exploration{Histories: x.Histories, Seeds: []uint64{}, Coverage: map[string]int{}}
 		}
-		out.Played += x.Played
-		out.Ops += x.Ops
-		out.Undecided += x.Undecided
+		var ok [3]bool
+		out.Played, ok[0] = addCount(out.Played, x.Played)
+		out.Ops, ok[1] = addCount(out.Ops, x.Ops)
+		out.Undecided, ok[2] = addCount(out.Undecided, x.Undecided)
+		for i, field := range []string{"explore.played", "explore.ops", "explore.undecided"} {
+			if !ok[i] {
+				return nil, fmt.Errorf("%s: %s: the shards' sum overflows", s.From, field)
+			}
+		}
 		out.Stopped = out.Stopped || x.Stopped
 		for _, seed := range x.Seeds {
 			if prev, ok := by[seed]; ok {
@@ -204,7 +216,11 @@ func mergeExploration(shards []shardReport) (*reports.Exploration, error) {
 		}
 		out.Seeds = append(out.Seeds, x.Seeds...)
 		for k, v := range x.Coverage {
-			out.Coverage[k] += v
+			sum, ok := addCount(out.Coverage[k], v)
+			if !ok {
+				return nil, fmt.Errorf("%s: explore.coverage[%s]: the shards' sum overflows", s.From, textsafe.Clip(fmt.Sprintf("%q", k), maxShown))
+			}
+			out.Coverage[k] = sum
 		}
 		out.Failed = append(out.Failed, x.Failed...)
 		out.Replayed = append(out.Replayed, x.Replayed...)
@@ -289,19 +305,23 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 0 {
 		return refuse(stderr, name, "give the report directories of the shards, e.g. conform merge shard-0 shard-1 --report-dir merged")
 	}
+	if err := checkReportDir(*out); err != nil {
+		return refuse(stderr, name, "--report-dir %q: %v", *out, err)
+	}
 	var shards []shardReport
+	var total int64
 	for _, p := range pos {
 		if filepath.Clean(p) == filepath.Clean(*out) {
 			return refuse(stderr, name, "--report-dir %q is one of the shards' directories: merge into another", *out)
 		}
-		run, err := readReportAt(p)
+		run, file, size, err := readReportAt(p)
 		if err != nil {
-			return refuse(stderr, name, "%s: %v", p, err)
+			return refuse(stderr, name, "%v", err)
 		}
-		shards = append(shards, shardReport{From: p, Run: run})
-	}
-	if err := checkReportDir(*out); err != nil {
-		return refuse(stderr, name, "--report-dir %q: %v", *out, err)
+		if total += size; total > MaxMergeSize {
+			return refuse(stderr, name, "the shards' reports up to %s hold %d bytes, more than one merge reads (%d MiB)", file, total, MaxMergeSize>>20)
+		}
+		shards = append(shards, shardReport{From: file, Run: run})
 	}
 	run, err := mergeShards(shards)
 	if err != nil {
@@ -311,9 +331,9 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if *out != "-" {
 		werr = reports.WriteAll(*out, run)
 	}
-	fmt.Fprintf(stdout, "conform %s: merged %d shards of %s (seed %d)\n", Version, run.MergedFrom, run.Store, run.Seed)
+	fmt.Fprintf(stdout, "conform %s: merged %d shards of %s (seed %d)\n", Version, run.MergedFrom, textsafe.Line(textsafe.Clip(run.Store, maxShown)), run.Seed)
 	for _, s := range shards {
-		fmt.Fprintf(stdout, "  shard %s: %s (%s)\n", s.Run.Shard, s.Run.Verdict().Label(), s.From)
+		fmt.Fprintf(stdout, "  shard %s: %s (%s)\n", s.Run.Shard, s.Run.Verdict().Label(), textsafe.Line(s.From))
 	}
 	if x := run.Explore; x != nil {
 		fmt.Fprintf(stdout, "  exploration: %d histories played (%d of the budget of %d, %d replayed from a ledger), %d operations, %d failed\n",
@@ -329,15 +349,92 @@ func (c Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	return ExitConformant
 }
 
-// readReportAt reads the report.json at p, or in p when p is a directory.
-func readReportAt(p string) (*reports.Run, error) {
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return reports.ReadJSON(f)
+// maxShown bounds the bytes of one value from a shard (a store's name, a
+// list of rows) that a line of merge shows; maxListed bounds the items of
+// a list it names.
+const (
+	maxShown  = 200
+	maxListed = 10
+)
+
+// listSome returns the first maxListed of items joined by ", ", and how
+// many more there are when there are more.
+func listSome(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
 	}
-	return ReadReport(p)
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}
+
+// knownStatus reports whether s is one of the four statuses a row has.
+func knownStatus(s reports.Status) bool {
+	switch s {
+	case reports.StatusPassed, reports.StatusFailed, reports.StatusNotExercised, reports.StatusNotRun:
+		return true
+	}
+	return false
+}
+
+// checkReport returns, naming the field as report.json spells it, why r
+// is no report conform writes: a negative duration, count or index, a
+// budget beyond MaxCampaign, more undecided histories than played, a
+// merge recorded in a shard, or a row status none of the four. It returns nil for a report
+// whose numbers and statuses hold.
+func checkReport(r *reports.Run) error {
+	if r.Duration < 0 {
+		return fmt.Errorf("duration_ns %d is negative", r.Duration)
+	}
+	if r.MergedFrom != 0 && r.Shard != nil {
+		return fmt.Errorf("merged_from %d: the report of a shard records no merge", r.MergedFrom)
+	}
+	if r.MergedFrom < 0 {
+		return fmt.Errorf("merged_from %d is negative", r.MergedFrom)
+	}
+	for i, row := range r.Rows {
+		switch {
+		case !knownStatus(row.Status):
+			return fmt.Errorf("rows[%d].status %s is not a status conform writes (passed, failed, not-exercised, not-run)", i, textsafe.Clip(fmt.Sprintf("%q", row.Status), maxShown))
+		case row.Duration < 0:
+			return fmt.Errorf("rows[%d].duration_ns %d is negative", i, row.Duration)
+		}
+	}
+	x := r.Explore
+	if x == nil {
+		return nil
+	}
+	switch {
+	case x.Histories < 0 || x.Histories > MaxCampaign:
+		return fmt.Errorf("explore.histories %d is outside 0..%d", x.Histories, MaxCampaign)
+	case x.Played < 0:
+		return fmt.Errorf("explore.played %d is negative", x.Played)
+	case x.Ops < 0:
+		return fmt.Errorf("explore.ops %d is negative", x.Ops)
+	case x.Undecided < 0 || x.Undecided > x.Played:
+		return fmt.Errorf("explore.undecided %d is outside 0..%d (explore.played)", x.Undecided, x.Played)
+	}
+	for k, v := range x.Coverage {
+		if v < 0 {
+			return fmt.Errorf("explore.coverage[%s] %d is negative", textsafe.Clip(fmt.Sprintf("%q", k), maxShown), v)
+		}
+	}
+	for i, e := range x.Failed {
+		if e.Index < 0 {
+			return fmt.Errorf("explore.failed[%d].index %d is negative", i, e.Index)
+		}
+	}
+	for i, e := range x.Replayed {
+		if e.Index < 0 {
+			return fmt.Errorf("explore.replayed[%d].index %d is negative", i, e.Index)
+		}
+	}
+	return nil
+}
+
+// addCount returns a+b for counts a and b, both at least 0, and false
+// when the sum does not fit an int.
+func addCount(a, b int) (int, bool) {
+	if a > math.MaxInt-b {
+		return 0, false
+	}
+	return a + b, true
 }

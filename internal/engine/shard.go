@@ -131,9 +131,12 @@ func exploration(specs []*spec.Result) *reports.Exploration {
 // holding one. Each seed comes once, in the report's order. A report
 // without an exploration holds no ledger and is refused.
 func ReadLedger(path string) ([]reports.LedgerEntry, error) {
-	run, err := readReportAt(path)
+	run, file, _, err := readReportAt(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkReport(run); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	if run.Explore == nil {
 		return nil, fmt.Errorf("%s records no exploration, so no failing histories to replay", path)
