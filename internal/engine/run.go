@@ -213,17 +213,26 @@ func RunBinary(newRealm NewRealm, opts ...Option) (*reports.Run, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	beforeRows()
 	if ch := firstInterrupt(); ch != nil {
-		go func() {
-			select {
-			case <-ch:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		select {
+		case <-ch:
+			cancel() // a signal before the first row: none runs
+		default:
+			go func() {
+				select {
+				case <-ch:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+		}
 	}
 	s := newSuite(o)
 	rep := s.execute(ctx, newRealm, o.LabelFilter, binaryTimeout)
+	// The run is complete when its last row ended before any interrupt
+	// (rep.Interrupted is false): a signal from here on changes no output.
+	afterRows()
 	return s.finish(rep, o.LabelFilter, rep.Interrupted)
 }
 

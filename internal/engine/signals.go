@@ -58,9 +58,14 @@ func watchSignals() *signalWatch {
 // count returns how many SIGINT and SIGTERM the watch has noted.
 func (w *signalWatch) count() int { return int(w.n.Load()) }
 
-// stop stops the watch. A signal after it takes its default action again.
+// stop stops the watch. A signal after it takes its default action again,
+// but in a process that exits once the command returns (see Main): there
+// a signal between the run's end and the exit is still taken, so that it
+// cannot turn the exit code the run decided into a death by signal.
 func (w *signalWatch) stop() {
-	signal.Stop(w.ch)
+	if !exitsAfterCommand.Load() {
+		signal.Stop(w.ch)
+	}
 	close(w.done)
 	interrupts.mu.Lock()
 	if interrupts.w == w {
@@ -105,7 +110,23 @@ func (p *pipeSafe) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// beforeReportWrite runs just before the reports are written. A build
-// with the conformcanary tag sets it to the end-to-end tests' hook, which
-// holds the write at that point (see testhook_canary.go).
-var beforeReportWrite = func() {}
+// exitsAfterCommand is set by Main: the process exits with the code the
+// command returns, and nothing runs after it.
+var exitsAfterCommand atomic.Bool
+
+// The moments of a run a test can hold it at, to signal it there. A build
+// with the conformcanary tag sets them to the end-to-end tests' hooks
+// (see testhook_canary.go); the shipped command has none.
+var (
+	// beforeRows runs once the run's interrupt watch is set, before the
+	// first row.
+	beforeRows = func() {}
+	// afterRows runs once the last row and its cleanups ended, before the
+	// report model is built.
+	afterRows = func() {}
+	// beforeReportWrite runs just before the reports are written.
+	beforeReportWrite = func() {}
+	// beforeExit runs once the command decided its exit code, wrote its
+	// last line and stopped its signal watch, before it returns.
+	beforeExit = func() {}
+)

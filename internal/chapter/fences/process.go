@@ -4,7 +4,6 @@ package fences
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,19 @@ const nobody = 65534
 // close once the helper ended.
 const helperPipeDelay = time.Second
 
+// helperExitDelay is how long a helper whose stdout ended has to exit.
+// One that still runs then has broken the protocol: it can answer nothing
+// more. It exceeds helperPipeDelay, which a helper's reaping may take.
+const helperExitDelay = 2 * time.Second
+
+// maxHelperLine bounds one line a helper writes on its stdout; a longer
+// line is a protocol breach.
+const maxHelperLine = 64 << 10
+
+// maxHelperStderr bounds what the chapter keeps of a helper's stderr: its
+// last bytes, so that a flood costs no more memory.
+const maxHelperStderr = 16 << 10
+
 // unsupported is the prefix of the answer of a helper that does not offer
 // a command; the row is then not exercised.
 const unsupported = "unsupported"
@@ -40,6 +52,7 @@ type proc struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	lines   chan string
+	readErr error // why the stdout's lines ended, read once lines is closed
 	stderr  lockedBuffer
 	exited  chan struct{}
 	waitErr error
@@ -72,7 +85,9 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	p.cmd.Env = append(append(os.Environ(), HelperEnv+"=1"), r.c.Env...)
 	p.cmd.Stderr = &p.stderr
 	p.cmd.WaitDelay = helperPipeDelay
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	// A process group of its own, so that the row's end kills the helper
+	// with every child it left in it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if o.nobody {
 		p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
@@ -90,7 +105,7 @@ func (r *rowRun) start(name string, o procOpts) *proc {
 	r.setup(p.cmd.Start(), "start helper %s (%s)", name, strings.Join(argv, " "))
 	go p.read(stdout)
 	go p.wait()
-	r.sp.Defer(p.kill)
+	r.sp.Defer(p.end)
 	r.note("%s: start %s", name, strings.Join(argv, " "))
 	line, ok := p.next()
 	if !ok {
@@ -134,12 +149,14 @@ func (r *rowRun) command() []string {
 }
 
 // read passes the helper's lines on until its stdout ends, or is closed
-// once the helper exited.
+// once the helper exited, or a line is longer than maxHelperLine.
 func (p *proc) read(stdout io.Reader) {
 	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 4096), maxHelperLine)
 	for sc.Scan() {
 		p.lines <- sc.Text()
 	}
+	p.readErr = sc.Err()
 	close(p.lines)
 }
 
@@ -164,13 +181,34 @@ func (p *proc) next() (line string, ok bool) {
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
-			<-p.exited
-			return fmt.Sprintf("the helper ended (%v) without answering; its stderr: %s", p.waitErr, p.stderr.String()), false
+			return p.ended(), false
 		}
 		p.r.note("%s< %s", p.name, line)
 		return line, true
 	case <-p.r.ctx.Done():
 		return fmt.Sprintf("no answer before the row ended; its stderr: %s", p.stderr.String()), false
+	}
+}
+
+// ended says why the helper's stdout gave no more lines: it ended with the
+// helper, or the helper broke the protocol, with a line too long or with
+// a stdout it closed while it runs on.
+func (p *proc) ended() string {
+	if errors.Is(p.readErr, bufio.ErrTooLong) {
+		return fmt.Sprintf("protocol breach: the helper wrote a line longer than %d bytes; its stderr: %s", maxHelperLine, p.stderr.String())
+	}
+	if p.readErr != nil {
+		return fmt.Sprintf("its stdout failed (%v); its stderr: %s", p.readErr, p.stderr.String())
+	}
+	t := time.NewTimer(helperExitDelay)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return fmt.Sprintf("the helper ended (%v) without answering; its stderr: %s", p.waitErr, p.stderr.String())
+	case <-t.C:
+		return fmt.Sprintf("protocol breach: the helper closed its stdout and still ran %s later, so it can answer nothing more; its stderr: %s", helperExitDelay, p.stderr.String())
+	case <-p.r.ctx.Done():
+		return fmt.Sprintf("its stdout ended, and the row ended before the helper did; its stderr: %s", p.stderr.String())
 	}
 }
 
@@ -214,7 +252,8 @@ func (p *proc) expectNext(ob, want, why string) {
 }
 
 // kill ends the helper with SIGKILL and reaps it; a helper that already
-// ended is only reaped.
+// ended is only reaped. The children it started live on until the row
+// ends (the cloexec row needs them to).
 func (p *proc) kill() {
 	spec.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -222,6 +261,23 @@ func (p *proc) kill() {
 	}
 	<-p.exited
 	p.r.note("%s: killed (%v)", p.name, p.waitErr)
+}
+
+// end is the helper's end with its row: it kills the helper's process
+// group, the helper and every child left in it, and reaps the helper.
+func (p *proc) end() {
+	spec.Helper()
+	killGroup(p.cmd.Process.Pid)
+	p.kill()
+}
+
+// killGroup sends SIGKILL to the process group pgid. The group is gone
+// once its last process is, which is no error.
+func killGroup(pgid int) {
+	spec.Helper()
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		spec.Fail(fmt.Sprintf("[setup] kill the process group %d: %v", pgid, err))
+	}
 }
 
 // reachableByNobody returns program, or a copy of it in a row directory
@@ -266,20 +322,35 @@ func othersReach(path string) bool {
 	}
 }
 
-// lockedBuffer collects a helper's stderr.
+// lockedBuffer collects the last maxHelperStderr bytes of a helper's
+// stderr.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu   sync.Mutex
+	tail []byte
+	lost bool // bytes before the kept tail were dropped
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n := len(p)
+	if n > maxHelperStderr {
+		p = p[len(p)-maxHelperStderr:]
+		b.lost = true
+	}
+	if over := len(b.tail) + len(p) - maxHelperStderr; over > 0 {
+		b.tail = b.tail[:copy(b.tail, b.tail[over:])]
+		b.lost = true
+	}
+	b.tail = append(b.tail, p...)
+	return n, nil
 }
 
 func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.String()
+	if b.lost {
+		return "…" + string(b.tail)
+	}
+	return string(b.tail)
 }
