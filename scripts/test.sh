@@ -45,7 +45,8 @@ if [ $# -eq 0 ]; then
 		stores/postgres:FuzzParseURL internal/explore:FuzzReplayScript internal/explore:FuzzDecodeRepro \
 		procstore:FuzzDecodeResponse; do
 		# A target that moved would fuzz nothing and pass: refuse it.
-		if ! go test -list "^${target#*:}\$" "./${target%%:*}" | grep -qx "${target#*:}"; then
+		listed=$(go test -list "^${target#*:}\$" "./${target%%:*}")
+		if ! grep -qx "${target#*:}" <<<"$listed"; then
 			echo "fuzz target ${target#*:} is not in ./${target%%:*}"; exit 1
 		fi
 		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${CONFORM_FUZZTIME:-4s}" -fuzzminimizetime 100x "./${target%%:*}"
